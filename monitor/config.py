@@ -1,0 +1,298 @@
+"""The user's configuration: versioned YAML (``version: m3mon/v1``) validated with pydantic.
+
+Nothing outside this module and :mod:`monitor.model` reads the YAML. :func:`load_config`
+returns the validated spec; :func:`monitor.model.build_model` freezes it into the internal model
+the rest of the package uses. Every problem is reported as ``FILE:LINE: YAML.PATH: message``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from monitor.conventions import PROBE_KINDS, SLI_KINDS
+from monitor.errors import ConfigError
+
+CONFIG_VERSION = "m3mon/v1"
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_NAME = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from ``250ms``, ``15s``, ``5m``, ``1h``, ``30d``, ``1w`` or a plain number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 15s, 5m or 30d")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise ValueError(f"expected a positive duration, got {value}")
+        return float(value)
+    if isinstance(value, str):
+        match = _DURATION.match(value.strip())
+        if match and float(match.group(1)) > 0:
+            return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    raise ValueError(f"expected a duration such as 15s, 5m or 30d, got {value!r}")
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Name = Annotated[str, Field(pattern=_NAME)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class DeploymentSpec(_Strict):
+    """What the config knows about a deployment that the server does not show."""
+
+    image_digest: str | None = None
+    checkpoint: str | None = None
+    tensor_parallel_size: int | None = Field(default=None, ge=1)
+    expert_parallel_size: int | None = Field(default=None, ge=1)
+    data_parallel_size: int | None = Field(default=None, ge=1)
+    max_model_len: int | None = Field(default=None, ge=1)
+    kv_cache_dtype: str | None = None
+
+
+class EndpointSpec(_Strict):
+    name: Name
+    base_url: Annotated[str, Field(pattern=r"^https?://[^\s/]+(/[^\s]*)?$")]
+    backend: Literal["vllm", "sglang"] = "vllm"
+    model: str = Field(min_length=1)
+    api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
+    classes: list[Name] = Field(min_length=1)
+    scrape_interval: Duration = 15.0
+    metrics_path: str = "/metrics"
+    deployment: DeploymentSpec = DeploymentSpec()
+
+
+class SLOSpec(_Strict):
+    name: Name
+    sli: Literal["availability", "correctness", "ttft", "itl", "tpot", "e2e", "queue_time"]
+    threshold: Duration | None = None
+    objective: float = Field(gt=0, lt=100)
+    period: Duration = 30 * 86400.0
+    source: Literal["probes", "server"] = "probes"
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> SLOSpec:
+        latency = self.sli not in ("availability", "correctness")
+        if latency and self.threshold is None:
+            raise ValueError(f"sli {self.sli} needs a threshold (e.g. threshold: 2s)")
+        if not latency and self.threshold is not None:
+            raise ValueError(f"sli {self.sli} takes no threshold")
+        if self.period not in (28 * 86400.0, 30 * 86400.0):
+            raise ValueError("period must be 28d or 30d")
+        if self.source == "server" and self.sli == "correctness":
+            raise ValueError("correctness can only come from probes (source: probes)")
+        return self
+
+
+class ProbeSettings(_Strict):
+    interval: Duration = 60.0
+    timeout: Duration = 120.0
+    jitter: Duration = 5.0
+    long_prompt_tokens: int | None = Field(default=None, ge=256)
+    tool_delay: Duration = 0.2
+    agent_rounds: int = Field(default=3, ge=1, le=10)
+
+
+class RequestClassSpec(_Strict):
+    name: Name
+    max_context_tokens: int = Field(ge=1024)
+    probes: list[Literal["chat", "tool_call", "image", "long_prompt", "reasoning", "agent_session"]] = Field(
+        min_length=1
+    )
+    probe: ProbeSettings = ProbeSettings()
+    dedicated_pool: bool = False
+    description: str = ""
+    slos: list[SLOSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> RequestClassSpec:
+        names = [s.name for s in self.slos]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate SLO names: {', '.join(dupes)}")
+        if self.probe.long_prompt_tokens and self.probe.long_prompt_tokens >= self.max_context_tokens:
+            raise ValueError("probe.long_prompt_tokens must be below max_context_tokens")
+        return self
+
+
+class StorageSpec(_Strict):
+    url: str = "sqlite:///m3mon.db"
+    retention: Duration = 14 * 86400.0
+    buffer_dir: str = ".m3mon-spool"
+    buffer_max_items: int = Field(default=100_000, ge=100)
+
+
+class ExporterSpec(_Strict):
+    listen: Annotated[str, Field(pattern=r"^[^\s:]+:\d{1,5}$")] = "127.0.0.1:9464"
+
+
+class RouteSpec(_Strict):
+    labels: dict[str, str] = {}
+    receiver: Name
+    webhook_url: str | None = None
+
+
+class AlertingSpec(_Strict):
+    page: RouteSpec = RouteSpec(labels={"severity": "page"}, receiver="pager")
+    ticket: RouteSpec = RouteSpec(labels={"severity": "ticket"}, receiver="chat")
+    monitor_receiver_url: str = "http://127.0.0.1:9464/alertmanager"
+    runbook_base_url: str = "https://github.com/m3-monitor/m3-monitor/blob/main/alerts/runbooks"
+    prometheus_job_vllm: str = "vllm"
+    prometheus_job_monitor: str = "m3mon"
+
+
+class SMTPSpec(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(default=25, ge=1, le=65535)
+    starttls: bool = False
+    username_env: str | None = None
+    password_env: str | None = None
+    sender: str = "m3mon@localhost"
+
+
+class ReportSpec(_Strict):
+    recipients: list[str] = []
+    schedule: Annotated[str, Field(pattern=r"^(mon|tue|wed|thu|fri|sat|sun) \d{2}:\d{2}$")] = "mon 09:00"
+    timezone: str = "UTC"
+    smtp: SMTPSpec = SMTPSpec()
+    webhook_url: str | None = None
+
+
+class ConfigSpec(_Strict):
+    version: Literal["m3mon/v1"]
+    endpoints: list[EndpointSpec] = Field(min_length=1)
+    request_classes: list[RequestClassSpec] = Field(min_length=1)
+    storage: StorageSpec = StorageSpec()
+    exporter: ExporterSpec = ExporterSpec()
+    alerting: AlertingSpec = AlertingSpec()
+    report: ReportSpec = ReportSpec()
+
+
+def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
+    """Problems that span sections: unknown class references and duplicate names."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    classes = {c.name for c in spec.request_classes}
+    named = {
+        "endpoints": [e.name for e in spec.endpoints],
+        "request_classes": [c.name for c in spec.request_classes],
+    }
+    for kind, names in named.items():
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                problems.append(((kind, i, "name"), f"duplicate name {name!r}"))
+    for i, ep in enumerate(spec.endpoints):
+        for j, cls in enumerate(ep.classes):
+            if cls not in classes:
+                known = ", ".join(sorted(classes))
+                problems.append(
+                    (("endpoints", i, "classes", j), f"unknown request class {cls!r}; known: {known}")
+                )
+    served = {c for ep in spec.endpoints for c in ep.classes}
+    for i, rc in enumerate(spec.request_classes):
+        if rc.name not in served:
+            problems.append((("request_classes", i, "name"), f"class {rc.name!r} is served by no endpoint"))
+    return problems
+
+
+def _format_path(loc: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[str | int, ...]) -> int | None:
+    """1-based line of the deepest YAML node that ``loc`` reaches."""
+    node, line = root, (root.start_mark.line + 1 if root is not None else None)
+    for part in loc:
+        nxt: yaml.Node | None = None
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == part:
+                    nxt, line = value, key.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+            line = nxt.start_mark.line + 1
+        if nxt is None:
+            break
+        node = nxt
+    return line
+
+
+def _message(err: Any) -> str:
+    kind, msg, given = str(err["type"]), str(err["msg"]), err.get("input")
+    if kind == "extra_forbidden":
+        return "unknown key (not part of m3mon/v1)"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "literal_error":
+        return f"expected {msg.removeprefix('Input should be ')}, got {given!r}"
+    msg = str(msg).removeprefix("Value error, ")
+    if kind.endswith(("_parsing", "_type")) or kind.startswith(("greater", "less", "string_pattern")):
+        return f"{msg[0].lower()}{msg[1:]}, got {given!r}"
+    return msg
+
+
+def parse_config(text: str, source: str = "<config>") -> ConfigSpec:
+    """Validate YAML text; raise :class:`ConfigError` listing every problem with file, line and path."""
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise ConfigError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    if not isinstance(data, dict):
+        raise ConfigError([f"{source}: expected a mapping with 'version: {CONFIG_VERSION}' at the top level"])
+    if data.get("version") != CONFIG_VERSION:
+        raise ConfigError(
+            [
+                f"{source}:{_line_of(root, ('version',))}: version: expected {CONFIG_VERSION!r}, "
+                f"got {data.get('version')!r}"
+            ]
+        )
+    try:
+        spec = ConfigSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = [(tuple(e["loc"]), _message(e)) for e in exc.errors()]
+    else:
+        problems = _cross_check(spec)
+    if problems:
+        raise ConfigError(
+            [f"{source}:{_line_of(root, loc)}: {_format_path(loc)}: {msg}" for loc, msg in problems]
+        )
+    return spec
+
+
+def load_config(path: str | Path) -> ConfigSpec:
+    """Read and validate a configuration file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([f"{p}: cannot read configuration: {exc.strerror or exc}"]) from None
+    return parse_config(text, str(p))
+
+
+__all__ = [
+    "CONFIG_VERSION",
+    "PROBE_KINDS",
+    "SLI_KINDS",
+    "ConfigSpec",
+    "EndpointSpec",
+    "RequestClassSpec",
+    "SLOSpec",
+    "load_config",
+    "parse_config",
+    "parse_duration",
+]

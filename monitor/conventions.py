@@ -1,0 +1,160 @@
+"""Every name m3-monitor publishes or relies on, defined once.
+
+Metric names, label names, failure categories, SLI kinds, SLO windows and the multi-window
+multi-burn-rate alert table live here, so the exporter, the rule generator, the dashboards and
+the report can never disagree about a name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+# --- what the monitor measures --------------------------------------------------------------
+
+PROBE_KINDS: Final = ("chat", "tool_call", "image", "long_prompt", "reasoning", "agent_session")
+
+SLI_KINDS: Final = ("availability", "correctness", "ttft", "itl", "tpot", "e2e", "queue_time")
+LATENCY_SLIS: Final = ("ttft", "itl", "tpot", "e2e", "queue_time")
+
+#: Probe failure categories: a fixed, documented set (README "Probe verdicts").
+FAILURE_CATEGORIES: Final = (
+    "connect_error",
+    "timeout",
+    "http_status",
+    "stream_broken",
+    "empty_output",
+    "truncated",
+    "degenerate_output",
+    "wrong_model",
+    "missing_usage",
+    "malformed_tool_call",
+    "parser_leak",
+    "wrong_answer",
+    "context_rejected",
+)
+#: Failures that mean "the service did not answer" (availability); the rest mean "answered badly".
+AVAILABILITY_FAILURES: Final = frozenset(
+    {"connect_error", "timeout", "http_status", "stream_broken", "context_rejected"}
+)
+
+#: Reasons a scrape is rejected as a whole.
+SCRAPE_ERROR_REASONS: Final = (
+    "connect_error",
+    "timeout",
+    "http_status",
+    "too_large",
+    "garbled",
+    "truncated",
+    "empty",
+)
+
+#: Raw MiniMax parser markers that must never reach ``content``.
+PARSER_MARKERS: Final = ("]<]minimax[>[", "<mm:think>", "</mm:think>")
+
+M3_BLOCK_SIZE: Final = 128
+M3_MODEL_ID: Final = "MiniMaxAI/MiniMax-M3"
+
+# --- the monitor's own metrics (exporter) ---------------------------------------------------
+
+PREFIX: Final = "m3mon"
+
+PROBE_TOTAL: Final = "m3mon_probe_total"
+PROBE_TTFT: Final = "m3mon_probe_ttft_seconds"
+PROBE_ITL: Final = "m3mon_probe_itl_seconds"
+PROBE_TPOT: Final = "m3mon_probe_tpot_seconds"
+PROBE_E2E: Final = "m3mon_probe_e2e_seconds"
+PROBE_QUEUE: Final = "m3mon_probe_queue_seconds"
+PROBE_TOOL_TURNAROUND: Final = "m3mon_probe_tool_turnaround_seconds"
+PROBE_NETWORK: Final = "m3mon_probe_network_seconds"
+
+SCRAPE_SUCCESS: Final = "m3mon_scrape_success"
+SCRAPE_DURATION: Final = "m3mon_scrape_duration_seconds"
+SCRAPE_ERRORS: Final = "m3mon_scrape_errors_total"
+DEPLOYMENT_INFO: Final = "m3mon_deployment_info"
+HEALTH_UP: Final = "m3mon_endpoint_health_up"
+
+SLO_ATTAINMENT: Final = "m3mon_slo_attainment_ratio"
+SLO_BUDGET_REMAINING: Final = "m3mon_slo_error_budget_remaining_ratio"
+SLO_BURN_RATE: Final = "m3mon_slo_burn_rate"
+SLO_OBJECTIVE: Final = "m3mon_slo_objective_ratio"
+STORE_BACKLOG: Final = "m3mon_store_backlog_items"
+STORE_WRITE_ERRORS: Final = "m3mon_store_write_errors_total"
+
+# --- labels ---------------------------------------------------------------------------------
+
+L_ENDPOINT: Final = "endpoint"
+L_CLASS: Final = "class"
+L_KIND: Final = "kind"
+L_RESULT: Final = "result"
+L_REASON: Final = "reason"
+L_SLO: Final = "slo"
+L_SLI: Final = "sli"
+L_WINDOW: Final = "window"
+L_MODEL: Final = "model_name"
+
+PROBE_LABELS: Final = (L_ENDPOINT, L_CLASS, L_KIND)
+PROBE_TOTAL_LABELS: Final = (L_ENDPOINT, L_CLASS, L_KIND, L_RESULT, L_REASON)
+RESULT_SUCCESS: Final = "success"
+RESULT_FAILURE: Final = "failure"
+
+#: Latency buckets of the probe histograms before the config's SLO thresholds are merged in.
+PROBE_LATENCY_BUCKETS: Final = (
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0,
+    5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 60.0, 120.0, 300.0,
+)  # fmt: skip
+
+# --- SLO windows and burn-rate alerts (SRE Workbook ch. 5, as Sloth generates them) --------
+
+#: Rolling windows evaluated and recorded, shortest first; the SLO period is added per SLO.
+ROLLING_WINDOWS: Final = (("5m", 300), ("30m", 1800), ("1h", 3600), ("2h", 7200), ("6h", 21600),
+                          ("1d", 86400), ("3d", 259200))  # fmt: skip
+CALENDAR_WINDOWS: Final = ("week", "month")
+
+
+@dataclass(frozen=True)
+class BurnAlert:
+    """One multi-window burn-rate condition: ``budget_share`` of the budget spent in ``long_window``."""
+
+    severity: str  # "page" or "ticket"
+    long_window: str
+    short_window: str
+    budget_share: float
+
+    def factor(self, period_seconds: float) -> float:
+        """Burn-rate factor: budget share × period / long window (14.4 for 2 % in 1h of 30d)."""
+        return self.budget_share * period_seconds / window_seconds(self.long_window)
+
+
+BURN_ALERTS: Final = (
+    BurnAlert("page", "1h", "5m", 0.02),
+    BurnAlert("page", "6h", "30m", 0.05),
+    BurnAlert("ticket", "1d", "2h", 0.10),
+    BurnAlert("ticket", "3d", "6h", 0.10),
+)
+
+
+def window_seconds(window: str) -> int:
+    """Seconds of a Prometheus-style window such as ``5m``, ``6h``, ``30d``."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    return int(window[:-1]) * units[window[-1]]
+
+
+def period_window(period_seconds: float) -> str:
+    """The SLO period as a Prometheus window (``30d``)."""
+    return f"{round(period_seconds / 86400)}d"
+
+
+# --- generated rule names ---------------------------------------------------------------------
+
+
+def sli_error_ratio_record(window: str) -> str:
+    """Recording rule holding an SLO's error ratio over ``window``."""
+    return f"m3mon:slo_error_ratio:rate{window}"
+
+
+SLO_META_OBJECTIVE_RECORD: Final = "m3mon:slo_objective:ratio"
+SLO_META_BUDGET_RECORD: Final = "m3mon:slo_error_budget:ratio"
+SLO_META_PERIOD_RECORD: Final = "m3mon:slo_period:seconds"
+
+DO_NOT_EDIT: Final = "Generated by m3mon generate from {source}. DO NOT EDIT."

@@ -1,0 +1,257 @@
+"""The frozen internal model every other module works from.
+
+:func:`build_model` maps the validated user spec (:mod:`monitor.config`) into plain frozen
+dataclasses. Later stages (scrape, probes, SLO evaluation, store, generators, report) import
+from here, never from the YAML spec.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from monitor.config import ConfigSpec, load_config
+from monitor.conventions import LATENCY_SLIS, PROBE_LATENCY_BUCKETS, period_window
+
+
+@dataclass(frozen=True)
+class Deployment:
+    image_digest: str | None = None
+    checkpoint: str | None = None
+    tensor_parallel_size: int | None = None
+    expert_parallel_size: int | None = None
+    data_parallel_size: int | None = None
+    max_model_len: int | None = None
+    kv_cache_dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    base_url: str
+    backend: str
+    model: str
+    classes: tuple[str, ...]
+    scrape_interval: float
+    metrics_path: str = "/metrics"
+    api_key_env: str | None = None
+    deployment: Deployment = field(default_factory=Deployment)
+
+    @property
+    def metrics_url(self) -> str:
+        return self.base_url.rstrip("/") + self.metrics_path
+
+    def api_key(self) -> str | None:
+        """The API key, read from the environment at call time (never stored or logged)."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def headers(self) -> dict[str, str]:
+        key = self.api_key()
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+@dataclass(frozen=True)
+class SLO:
+    """One objective of one request class, evaluated from good and total events."""
+
+    request_class: str
+    name: str
+    sli: str
+    objective: float  # ratio in (0, 1), e.g. 0.999
+    period: float  # seconds
+    source: str  # "probes" or "server"
+    threshold: float | None = None  # seconds, latency SLIs only
+    description: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.request_class}/{self.name}"
+
+    @property
+    def budget(self) -> float:
+        """Allowed error ratio: 1 − objective."""
+        return 1.0 - self.objective
+
+    @property
+    def is_latency(self) -> bool:
+        return self.sli in LATENCY_SLIS
+
+    @property
+    def period_window(self) -> str:
+        return period_window(self.period)
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    kinds: tuple[str, ...]
+    interval: float
+    timeout: float
+    jitter: float
+    long_prompt_tokens: int
+    tool_delay: float
+    agent_rounds: int
+
+
+@dataclass(frozen=True)
+class RequestClass:
+    name: str
+    max_context_tokens: int
+    probe: ProbePlan
+    slos: tuple[SLO, ...]
+    dedicated_pool: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Alerting:
+    page_labels: tuple[tuple[str, str], ...]
+    page_receiver: str
+    page_webhook: str | None
+    ticket_labels: tuple[tuple[str, str], ...]
+    ticket_receiver: str
+    ticket_webhook: str | None
+    monitor_receiver_url: str
+    runbook_base_url: str
+    job_vllm: str
+    job_monitor: str
+
+
+@dataclass(frozen=True)
+class Smtp:
+    host: str
+    port: int
+    starttls: bool
+    username_env: str | None
+    password_env: str | None
+    sender: str
+
+
+@dataclass(frozen=True)
+class Report:
+    recipients: tuple[str, ...]
+    schedule: str
+    timezone: str
+    smtp: Smtp
+    webhook_url: str | None
+
+
+@dataclass(frozen=True)
+class Storage:
+    url: str
+    retention: float
+    buffer_dir: str
+    buffer_max_items: int
+
+
+@dataclass(frozen=True)
+class Model:
+    """The whole monitored deployment, as the rest of the package sees it."""
+
+    source: str
+    endpoints: tuple[Endpoint, ...]
+    classes: tuple[RequestClass, ...]
+    storage: Storage
+    exporter_listen: str
+    alerting: Alerting
+    report: Report
+
+    @property
+    def slos(self) -> tuple[SLO, ...]:
+        return tuple(s for c in self.classes for s in c.slos)
+
+    def request_class(self, name: str) -> RequestClass:
+        for c in self.classes:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    def endpoints_for(self, class_name: str) -> tuple[Endpoint, ...]:
+        return tuple(e for e in self.endpoints if class_name in e.classes)
+
+    def latency_buckets(self) -> tuple[float, ...]:
+        """Probe histogram edges: the defaults plus every SLO threshold, so SLOs are exact."""
+        edges = set(PROBE_LATENCY_BUCKETS)
+        edges.update(s.threshold for s in self.slos if s.threshold is not None)
+        return tuple(sorted(edges))
+
+
+def _class(spec: ConfigSpec, idx: int) -> RequestClass:
+    c = spec.request_classes[idx]
+    slos = tuple(
+        SLO(
+            request_class=c.name,
+            name=s.name,
+            sli=s.sli,
+            objective=s.objective / 100.0,
+            period=s.period,
+            source=s.source,
+            threshold=s.threshold,
+            description=s.description,
+        )
+        for s in c.slos
+    )
+    p = c.probe
+    plan = ProbePlan(
+        kinds=tuple(dict.fromkeys(c.probes)),
+        interval=p.interval,
+        timeout=p.timeout,
+        jitter=p.jitter,
+        long_prompt_tokens=p.long_prompt_tokens or int(c.max_context_tokens * 0.9),
+        tool_delay=p.tool_delay,
+        agent_rounds=p.agent_rounds,
+    )
+    return RequestClass(c.name, c.max_context_tokens, plan, slos, c.dedicated_pool, c.description)
+
+
+def build_model(spec: ConfigSpec, source: str = "<config>") -> Model:
+    """Freeze a validated spec into the internal model."""
+    endpoints = tuple(
+        Endpoint(
+            name=e.name,
+            base_url=e.base_url.rstrip("/"),
+            backend=e.backend,
+            model=e.model,
+            classes=tuple(e.classes),
+            scrape_interval=e.scrape_interval,
+            metrics_path=e.metrics_path,
+            api_key_env=e.api_key_env,
+            deployment=Deployment(**e.deployment.model_dump()),
+        )
+        for e in spec.endpoints
+    )
+    a, r = spec.alerting, spec.report
+    alerting = Alerting(
+        page_labels=tuple(sorted(a.page.labels.items())),
+        page_receiver=a.page.receiver,
+        page_webhook=a.page.webhook_url,
+        ticket_labels=tuple(sorted(a.ticket.labels.items())),
+        ticket_receiver=a.ticket.receiver,
+        ticket_webhook=a.ticket.webhook_url,
+        monitor_receiver_url=a.monitor_receiver_url,
+        runbook_base_url=a.runbook_base_url.rstrip("/"),
+        job_vllm=a.prometheus_job_vllm,
+        job_monitor=a.prometheus_job_monitor,
+    )
+    report = Report(
+        recipients=tuple(r.recipients),
+        schedule=r.schedule,
+        timezone=r.timezone,
+        smtp=Smtp(**r.smtp.model_dump()),
+        webhook_url=r.webhook_url,
+    )
+    s = spec.storage
+    return Model(
+        source=source,
+        endpoints=endpoints,
+        classes=tuple(_class(spec, i) for i in range(len(spec.request_classes))),
+        storage=Storage(s.url, s.retention, s.buffer_dir, s.buffer_max_items),
+        exporter_listen=spec.exporter.listen,
+        alerting=alerting,
+        report=report,
+    )
+
+
+def load_model(path: str | Path) -> Model:
+    """Load, validate and freeze a configuration file."""
+    return build_model(load_config(path), str(path))

@@ -1,0 +1,84 @@
+"""What one probe run yields: verdict, client-side timings, usage, server view and a short log.
+
+This is the contract between the probers (``monitor/probes/<kind>.py``) and everything
+downstream (exporter, store, SLO evaluation, report). All durations are seconds measured on the
+monotonic clock; ``started_at`` is wall-clock Unix time for storage and reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from monitor.conventions import AVAILABILITY_FAILURES, FAILURE_CATEGORIES
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Client-side timings from the SSE stream, plus the server's view when it reports one."""
+
+    connect: float | None = None  # TCP/TLS connect (None when the connection was reused)
+    headers: float | None = None  # request sent -> response headers
+    ttft: float | None = None  # request sent -> first token of any kind (reasoning or answer)
+    ttft_answer: float | None = None  # request sent -> first answer (content / tool call) token
+    first_reasoning: float | None = None  # request sent -> first reasoning token
+    itl_mean: float | None = None  # mean inter-token latency between content chunks, per token
+    itl_p50: float | None = None
+    itl_p99: float | None = None
+    itl_samples: tuple[float, ...] = ()  # per-token ITL samples (chunk gap / tokens in chunk)
+    tpot: float | None = None  # (e2e - ttft) / (output tokens - 1)
+    e2e: float | None = None  # request sent -> stream finished (whole task for agent sessions)
+    tool_turnaround: tuple[float, ...] = ()  # per tool round: tool result sent -> first token after
+    turn_ttft: tuple[float, ...] = ()  # agent sessions: TTFT of each turn
+    # Server-side view (per-request metrics or OTLP span), when the server reports it.
+    server_queue: float | None = None
+    server_prefill: float | None = None
+    server_decode: float | None = None
+    server_ttft: float | None = None
+    network: float | None = None  # client TTFT - server TTFT (proxy + network + tokenization)
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe run against one endpoint for one request class."""
+
+    endpoint: str
+    request_class: str
+    kind: str
+    started_at: float  # wall-clock Unix seconds
+    reason: str | None  # None on success, else one of FAILURE_CATEGORIES
+    timings: Timings = field(default_factory=Timings)
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    finish_reason: str | None = None
+    status_code: int | None = None
+    trace_id: str | None = None
+    detail: str = ""  # one line saying why it failed (never model text verbatim beyond 200 chars)
+    extra: dict[str, float] = field(default_factory=dict)  # kind-specific numbers (cold/warm TTFT...)
+    log: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.reason is not None and self.reason not in FAILURE_CATEGORIES:
+            raise ValueError(f"unknown failure category {self.reason!r}")
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    @property
+    def available(self) -> bool:
+        """The service answered (correctness may still have failed)."""
+        return self.reason not in AVAILABILITY_FAILURES
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ok"] = self.ok
+        return d
