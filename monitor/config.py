@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from monitor.conventions import PROBE_KINDS, SLI_KINDS
 from monitor.errors import ConfigError
@@ -22,6 +30,18 @@ CONFIG_VERSION = "m3mon/v1"
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _NAME = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
+_URL = r"^https?://[^\s/]+(/[^\s]*)?$"
+_ENV_VAR = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_LISTEN = r"^[^\s:]+:\d{1,5}$"
+_SCHEDULE = r"^(mon|tue|wed|thu|fri|sat|sun) \d{2}:\d{2}$"
+#: What a value failing each pattern should have looked like, in words.
+_PATTERN_WORDS = {
+    _NAME: "a lowercase name of letters, digits, '_', '.' or '-'",
+    _URL: "an http:// or https:// URL",
+    _ENV_VAR: "an environment variable name such as M3_API_KEY",
+    _LISTEN: "HOST:PORT such as 127.0.0.1:9464",
+    _SCHEDULE: "a weekly time such as 'mon 09:00'",
+}
 
 
 def parse_duration(value: object) -> float:
@@ -61,10 +81,10 @@ class DeploymentSpec(_Strict):
 
 class EndpointSpec(_Strict):
     name: Name
-    base_url: Annotated[str, Field(pattern=r"^https?://[^\s/]+(/[^\s]*)?$")]
+    base_url: Annotated[str, Field(pattern=_URL)]
     backend: Literal["vllm", "sglang"] = "vllm"
     model: str = Field(min_length=1)
-    api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
+    api_key_env: Annotated[str, Field(pattern=_ENV_VAR)] | None = None
     classes: list[Name] = Field(min_length=1)
     scrape_interval: Duration = 15.0
     metrics_path: str = "/metrics"
@@ -80,6 +100,13 @@ class SLOSpec(_Strict):
     source: Literal["probes", "server"] = "probes"
     description: str = ""
 
+    @field_validator("period")
+    @classmethod
+    def _period(cls, value: float) -> float:
+        if value not in (28 * 86400.0, 30 * 86400.0):
+            raise ValueError(f"expected 28d or 30d, got {value / 86400:g}d")
+        return value
+
     @model_validator(mode="after")
     def _check(self) -> SLOSpec:
         latency = self.sli not in ("availability", "correctness")
@@ -87,8 +114,6 @@ class SLOSpec(_Strict):
             raise ValueError(f"sli {self.sli} needs a threshold (e.g. threshold: 2s)")
         if not latency and self.threshold is not None:
             raise ValueError(f"sli {self.sli} takes no threshold")
-        if self.period not in (28 * 86400.0, 30 * 86400.0):
-            raise ValueError("period must be 28d or 30d")
         if self.source == "server" and self.sli == "correctness":
             raise ValueError("correctness can only come from probes (source: probes)")
         return self
@@ -133,7 +158,7 @@ class StorageSpec(_Strict):
 
 
 class ExporterSpec(_Strict):
-    listen: Annotated[str, Field(pattern=r"^[^\s:]+:\d{1,5}$")] = "127.0.0.1:9464"
+    listen: Annotated[str, Field(pattern=_LISTEN)] = "127.0.0.1:9464"
 
 
 class RouteSpec(_Strict):
@@ -162,7 +187,7 @@ class SMTPSpec(_Strict):
 
 class ReportSpec(_Strict):
     recipients: list[str] = []
-    schedule: Annotated[str, Field(pattern=r"^(mon|tue|wed|thu|fri|sat|sun) \d{2}:\d{2}$")] = "mon 09:00"
+    schedule: Annotated[str, Field(pattern=_SCHEDULE)] = "mon 09:00"
     timezone: str = "UTC"
     smtp: SMTPSpec = SMTPSpec()
     webhook_url: str | None = None
@@ -237,8 +262,13 @@ def _message(err: Any) -> str:
         return "required key is missing"
     if kind == "literal_error":
         return f"expected {msg.removeprefix('Input should be ')}, got {given!r}"
+    if kind == "string_pattern_mismatch":
+        pattern = err.get("ctx", {}).get("pattern", "")
+        return f"expected {_PATTERN_WORDS.get(pattern, 'a value matching ' + pattern)}, got {given!r}"
+    if kind == "too_short":
+        return f"expected at least {err.get('ctx', {}).get('min_length', 1)} item(s), got none"
     msg = str(msg).removeprefix("Value error, ")
-    if kind.endswith(("_parsing", "_type")) or kind.startswith(("greater", "less", "string_pattern")):
+    if kind.endswith(("_parsing", "_type")) or kind.startswith(("greater", "less")):
         return f"{msg[0].lower()}{msg[1:]}, got {given!r}"
     return msg
 

@@ -1,0 +1,130 @@
+"""Every configuration rule has a bad file in tests/config/bad/ and an exact, user-facing message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from monitor.cli import main
+from monitor.config import parse_config, parse_duration
+from monitor.conventions import PROBE_KINDS, SLI_KINDS
+from monitor.errors import ConfigError
+from monitor.model import build_model, load_model
+
+BAD = Path(__file__).parent / "bad"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "monitor.yaml"
+
+EXPECTED = {
+    "bad_api_key_env": ":8: endpoints[0].api_key_env: expected an environment variable name such as M3_API_KEY, got '1-bad name'",
+    "bad_backend": ":5: endpoints[0].backend: expected 'vllm' or 'sglang', got 'tgi'",
+    "bad_base_url": ":4: endpoints[0].base_url: expected an http:// or https:// URL, got '127.0.0.1:8000'",
+    "bad_duration": ":7: endpoints[0].scrape_interval: expected a duration such as 15s, 5m or 30d, got 'soon'",
+    "bad_exporter_listen": ":15: exporter.listen: expected HOST:PORT such as 127.0.0.1:9464, got 'everywhere'",
+    "bad_period": ":13: request_classes[0].slos[0].period: expected 28d or 30d, got 7d",
+    "bad_sli": ":13: request_classes[0].slos[0].sli: expected 'availability', 'correctness', 'ttft', 'itl', 'tpot', 'e2e' or 'queue_time', got 'vibes'",
+    "class_unserved": ":15: request_classes[1].name: class 'batch' is served by no endpoint",
+    "correctness_from_server": ":13: request_classes[0].slos[0]: correctness can only come from probes (source: probes)",
+    "duplicate_endpoint": ":8: endpoints[1].name: duplicate name 'pool-a'",
+    "duplicate_slo_name": ":9: request_classes[0]: duplicate SLO names: availability",
+    "latency_without_threshold": ":14: request_classes[0].slos[1]: sli ttft needs a threshold (e.g. threshold: 2s)",
+    "long_prompt_over_ceiling": ":9: request_classes[0]: probe.long_prompt_tokens must be below max_context_tokens",
+    "missing_endpoints": ":1: endpoints: required key is missing",
+    "no_slos": ":12: request_classes[0].slos: expected at least 1 item(s), got none",
+    "not_a_mapping": ": expected a mapping with 'version: m3mon/v1' at the top level",
+    "not_yaml": ":4: not valid YAML: expected <block end>, but found '<block mapping start>'",
+    "objective_out_of_range": ":13: request_classes[0].slos[0].objective: input should be less than 100, got 100",
+    "threshold_on_availability": ":13: request_classes[0].slos[0]: sli availability takes no threshold",
+    "unknown_class_ref": ":6: endpoints[0].classes[1]: unknown request class 'chat-64k'; known: chat-32k",
+    "unknown_nested_key": ":8: endpoints[0].scrape_every: unknown key (not part of m3mon/v1)",
+    "unknown_probe_kind": ":11: request_classes[0].probes[1]: expected 'chat', 'tool_call', 'image', 'long_prompt', 'reasoning' or 'agent_session', got 'teleport'",
+    "unknown_top_key": ":15: colour: unknown key (not part of m3mon/v1)",
+    "wrong_version": ":1: version: expected 'm3mon/v1', got 'm3mon/v0'",
+}
+
+
+def test_every_bad_file_has_an_expectation() -> None:
+    assert sorted(p.stem for p in BAD.glob("*.yaml")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_bad_config_names_file_line_path_and_expectation(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = BAD / f"{name}.yaml"
+    assert main(["check-config", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "m3mon: configuration error"
+    assert err[1] == f"{path}{EXPECTED[name]}"
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    text = (
+        (BAD / "unknown_top_key.yaml")
+        .read_text()
+        .replace("backend", "x")
+        .replace("objective: 99.9", "objective: 0")
+    )
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "multi.yaml")
+    assert len(info.value.problems) == 2
+    assert all(p.startswith("multi.yaml:") for p in info.value.problems)
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read configuration"):
+        load_model(tmp_path / "absent.yaml")
+
+
+def test_example_config_is_valid_and_summarised(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-config", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "valid m3mon/v1 configuration" in out
+    for cls in ("interactive-32k", "repo-analysis-128k", "extended-context", "multimodal", "agent"):
+        assert cls in out
+
+
+def test_example_model_is_frozen_and_derived() -> None:
+    model = load_model(EXAMPLE)
+    interactive = model.request_class("interactive-32k")
+    assert interactive.max_context_tokens == 32768
+    assert interactive.probe.long_prompt_tokens == 30000
+    ttft = next(s for s in interactive.slos if s.name == "ttft-p95")
+    assert (ttft.threshold, ttft.objective, ttft.source, ttft.period_window) == (2.5, 0.95, "server", "30d")
+    assert ttft.budget == pytest.approx(0.05)
+    assert {e.name for e in model.endpoints_for("multimodal")} == {"m3-interactive"}
+    assert 2.5 in model.latency_buckets() and 0.075 in model.latency_buckets()
+    with pytest.raises(AttributeError):
+        ttft.threshold = 3.0  # type: ignore[misc]
+
+
+def test_api_key_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    endpoint = load_model(EXAMPLE).endpoints[0]
+    monkeypatch.delenv("M3_API_KEY", raising=False)
+    assert endpoint.headers() == {}
+    monkeypatch.setenv("M3_API_KEY", "sekret")
+    assert endpoint.headers() == {"Authorization": "Bearer sekret"}
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("250ms", 0.25), ("15s", 15), ("5m", 300), ("1h", 3600), ("30d", 2592000), (2, 2.0)]
+)
+def test_durations(text: str | int, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "5", "-1s", "0s", "1y", True, None])
+def test_bad_durations(text: object) -> None:
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration(text)
+
+
+def test_config_literals_match_conventions() -> None:
+    spec = parse_config(EXAMPLE.read_text())
+    model = build_model(spec)
+    assert {k for c in model.classes for k in c.probe.kinds} <= set(PROBE_KINDS)
+    from monitor.config import RequestClassSpec, SLOSpec
+
+    probe_kinds = RequestClassSpec.model_fields["probes"].annotation
+    assert set(PROBE_KINDS) == set(probe_kinds.__args__[0].__args__)  # type: ignore[union-attr]
+    assert set(SLI_KINDS) == set(SLOSpec.model_fields["sli"].annotation.__args__)  # type: ignore[union-attr]
