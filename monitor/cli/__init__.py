@@ -19,7 +19,7 @@ from monitor import __version__
 from monitor.errors import ConfigError, M3MonError
 
 #: Sub-command modules, in the order ``m3mon --help`` lists them.
-COMMANDS: tuple[str, ...] = ("check_config",)
+COMMANDS: tuple[str, ...] = ("check_config", "probe", "scrape", "sim", "db", "generate", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -64,6 +64,7 @@ class ProbeResult:
     detail: str = ""  # one line saying why it failed (never model text verbatim beyond 200 chars)
     extra: dict[str, float] = field(default_factory=dict)  # kind-specific numbers (cold/warm TTFT...)
     log: tuple[str, ...] = ()
+    crashed: bool = False  # the prober itself raised; ``reason`` is then stream_broken (see docs/probes.md)
 
     def __post_init__(self) -> None:
         if self.reason is not None and self.reason not in FAILURE_CATEGORIES:

@@ -43,7 +43,7 @@ class ProbeSpec:
     max_tokens: int = 16  # answer budget of the short probes
     include_usage: bool = True
     continuous_usage: bool = True  # running usage per chunk: exact tokens per chunk for ITL
-    reasoning_max_tokens: int = 256
+    reasoning_max_tokens: int = 1024  # room to think before answering
 
     @classmethod
     def for_class(cls, request_class: RequestClass, kind: str) -> ProbeSpec:

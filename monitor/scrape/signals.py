@@ -77,6 +77,24 @@ class Histogram:
         good, total, exact = self.good_events(threshold)
         return (good / total if total > 0 else None), exact
 
+    def minus(self, older: Histogram) -> Histogram:
+        """Observations made since ``older`` (same edges; callers handle resets)."""
+        return Histogram(
+            self.edges,
+            tuple(max(0.0, a - b) for a, b in zip(self.counts, older.counts, strict=True)),
+            max(0.0, self.sum - older.sum),
+            max(0.0, self.count - older.count),
+        )
+
+    def plus(self, other: Histogram) -> Histogram:
+        """Both histograms' observations together (same edges)."""
+        return Histogram(
+            self.edges,
+            tuple(a + b for a, b in zip(self.counts, other.counts, strict=True)),
+            self.sum + other.sum,
+            self.count + other.count,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "edges": [("+Inf" if math.isinf(e) else e) for e in self.edges],
@@ -89,6 +107,23 @@ class Histogram:
     def from_dict(cls, d: dict[str, Any]) -> Histogram:
         edges = tuple(math.inf if e == "+Inf" else float(e) for e in d["edges"])
         return cls(edges, tuple(float(c) for c in d["counts"]), float(d["sum"]), float(d["count"]))
+
+
+def histogram_summary(h: Histogram, thresholds: tuple[float, ...] = ()) -> dict[str, Any]:
+    """count, mean, p50/p95/p99 and the share under each threshold (with ``exact``)."""
+    under = {}
+    for t in thresholds:
+        frac, exact = h.fraction_under(t)
+        under[f"{t:g}"] = {"fraction": frac, "exact": exact}
+    return {
+        "count": h.count,
+        "sum": h.sum,
+        "mean": h.mean,
+        "p50": h.quantile(0.5),
+        "p95": h.quantile(0.95),
+        "p99": h.quantile(0.99),
+        "under": under,
+    }
 
 
 @dataclass(frozen=True)
@@ -113,6 +148,12 @@ class EngineSignals:
     running: float | None = None
     waiting: float | None = None
     kv_cache_usage: float | None = None  # fraction 0..1
+    # Values the server computes itself (gauges), used only where the counters above are missing:
+    # vLLM V0 ``gpu_prefix_cache_hit_rate``/``spec_decode_draft_acceptance_rate``, SGLang
+    # ``cache_hit_rate``/``spec_accept_rate``/``spec_accept_length``.
+    reported_prefix_cache_hit_rate: float | None = None
+    reported_spec_accept_rate: float | None = None
+    reported_spec_accept_length: float | None = None
 
     @property
     def requests(self) -> float:
@@ -122,20 +163,50 @@ class EngineSignals:
     def prefix_cache_hit_rate(self) -> float | None:
         if self.prefix_cache_queries and self.prefix_cache_hits is not None:
             return self.prefix_cache_hits / self.prefix_cache_queries
-        return None
+        return self.reported_prefix_cache_hit_rate
 
     @property
     def spec_acceptance_rate(self) -> float | None:
         if self.spec_draft_tokens and self.spec_accepted_tokens is not None:
             return self.spec_accepted_tokens / self.spec_draft_tokens
-        return None
+        return self.reported_spec_accept_rate
 
     @property
     def spec_mean_accepted_length(self) -> float | None:
         """1 + accepted / drafts: tokens produced per verification step."""
         if self.spec_drafts and self.spec_accepted_tokens is not None:
             return 1.0 + self.spec_accepted_tokens / self.spec_drafts
-        return None
+        return self.reported_spec_accept_length
+
+    def to_dict(self, thresholds: tuple[float, ...] = ()) -> dict[str, Any]:
+        """Stable JSON form (keys documented in docs/collector.md)."""
+        return {
+            "requests": self.requests,
+            "finished": dict(sorted(self.finished.items())),
+            "prompt_tokens": self.prompt_tokens,
+            "generation_tokens": self.generation_tokens,
+            "preemptions": self.preemptions,
+            "running": self.running,
+            "waiting": self.waiting,
+            "kv_cache_usage": self.kv_cache_usage,
+            "prefix_cache": {
+                "queries": self.prefix_cache_queries,
+                "hits": self.prefix_cache_hits,
+                "hit_rate": self.prefix_cache_hit_rate,
+            },
+            "spec_decode": {
+                "drafts": self.spec_drafts,
+                "draft_tokens": self.spec_draft_tokens,
+                "accepted_tokens": self.spec_accepted_tokens,
+                "accepted_per_position": dict(sorted(self.spec_accepted_per_position.items())),
+                "acceptance_rate": self.spec_acceptance_rate,
+                "mean_accepted_length": self.spec_mean_accepted_length,
+            },
+            "histograms": {
+                k: histogram_summary(h, thresholds if k in LATENCY_HISTOGRAMS else ())
+                for k, h in sorted(self.histograms.items())
+            },
+        }
 
 
 @dataclass(frozen=True)
@@ -159,7 +230,7 @@ class Signals:
 
     def rate(self, value: float | None) -> float | None:
         d = self.duration
-        return value / d if value is not None and d else None
+        return value / d if value is not None and d is not None and d > 0 else None
 
     @property
     def request_rate(self) -> float | None:
@@ -178,7 +249,12 @@ class Signals:
         return self.rate(self.total.preemptions)
 
     def breakdown(self) -> dict[str, float] | None:
-        """Share of mean e2e spent in queue, prefill and decode (None without requests)."""
+        """Share of mean e2e spent in queue, prefill and decode (None without requests).
+
+        Each part is mean(part) / mean(e2e) over the same interval; ``other`` is what the three
+        do not explain (tokenization, detokenization, preemption gaps), never negative. Parts a
+        server does not expose (SGLang has no decode histogram) are left out.
+        """
         h = self.total.histograms
         e2e = h["e2e"].mean if "e2e" in h else None
         if not e2e:
@@ -186,3 +262,26 @@ class Signals:
         parts = {k: (h[k].mean or 0.0) / e2e for k in ("queue", "prefill", "decode") if k in h}
         parts["other"] = max(0.0, 1.0 - sum(parts.values()))
         return parts
+
+    def to_dict(self, thresholds: tuple[float, ...] = ()) -> dict[str, Any]:
+        """Stable JSON form of everything derived (keys documented in docs/collector.md)."""
+        return {
+            "endpoint": self.endpoint,
+            "backend": self.backend,
+            "generation": self.generation,
+            "model": self.model,
+            "start": self.start,
+            "end": self.end,
+            "duration": self.duration,
+            "reset": self.reset,
+            "rates": {
+                "requests_per_second": self.request_rate,
+                "prompt_tokens_per_second": self.prompt_tokens_per_second,
+                "generation_tokens_per_second": self.generation_tokens_per_second,
+                "preemptions_per_second": self.preemptions_per_second,
+            },
+            "breakdown": self.breakdown(),
+            "total": self.total.to_dict(thresholds),
+            "engines": {k: e.to_dict(thresholds) for k, e in sorted(self.engines.items())},
+            "notes": list(self.notes),
+        }

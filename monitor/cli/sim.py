@@ -1,0 +1,122 @@
+"""``m3mon sim``: run the MiniMax-M3-on-vLLM endpoint simulator (see docs/simulator.md)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from monitor.sim.config import VLLM_VERSION, SimConfig
+
+_D = SimConfig()
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "sim",
+        help="run a simulated vLLM server serving MiniMax-M3 (for tests and demos)",
+        description=f"Serve an imitation of vLLM {VLLM_VERSION} running MiniMaxAI/MiniMax-M3 with "
+        "--block-size 128 --tool-call-parser minimax_m3 --reasoning-parser minimax_m3: the OpenAI API "
+        "(chat, completions, models), /health, /version, /load, /metrics with vLLM's exact families, "
+        "OTLP request spans, plus /sim/truth (ground truth), /sim/faults (fault switches) and "
+        "/sim/stats. A real scheduler (slots, FIFO queue, chunked prefill, prefix cache, KV pool with "
+        "preemption, speculative decoding) drives every timing; all random draws come from --seed.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    a = p.add_argument
+    a("--host", default=_D.host, help="address to bind")
+    a("--port", type=int, default=_D.port, help="port to bind")
+    a("--model", default=_D.model, help="served model name (model_name label, /v1/models id)")
+    a("--max-model-len", type=int, default=_D.max_model_len, help="context length in tokens")
+    a("--block-size", type=int, default=_D.block_size, help="KV-cache block size in tokens")
+    a("--max-num-seqs", type=int, default=_D.max_num_seqs, help="running slots of the scheduler")
+    a("--max-num-batched-tokens", type=int, default=_D.max_num_batched_tokens, help="token budget per step")
+    a("--max-queue", type=int, default=_D.max_queue, help="waiting-queue bound; beyond it requests get 429")
+    a("--kv-blocks", type=int, default=_D.kv_blocks, help="KV-cache pool size in blocks (num_gpu_blocks)")
+    a("--prefill-tps", type=float, default=_D.prefill_tps, help="prefill speed, uncached tokens per second")
+    a(
+        "--prefill-overhead",
+        type=float,
+        default=_D.prefill_overhead,
+        help="fixed seconds added to a prefill step",
+    )
+    a("--decode-itl", type=float, default=_D.decode_itl, help="decode step seconds with a batch of one")
+    a(
+        "--batch-slowdown",
+        type=float,
+        default=_D.batch_slowdown,
+        help="extra step time at a full batch, as a fraction of --decode-itl",
+    )
+    a("--jitter", type=float, default=_D.jitter, help="uniform +- fraction applied to each step")
+    a("--spec-tokens", type=int, default=_D.spec_tokens, help="speculative tokens per step (0 disables)")
+    a(
+        "--spec-acceptance",
+        default=",".join(map(str, _D.spec_acceptance)),
+        help="conditional acceptance probability per draft position, comma separated",
+    )
+    a("--reasoning-tokens", type=int, default=_D.reasoning_tokens, help="reasoning length when thinking")
+    a("--seed", type=int, default=_D.seed, help="seed of every random draw")
+    a("--faults", default=None, metavar="JSON", help="initial faults, e.g. '{\"error_rate\": 0.1}'")
+    a("--startup-delay", type=float, default=_D.startup_delay, help="seconds /health answers 503 (loading)")
+    a("--api-key", default=None, help="require 'Authorization: Bearer KEY' on /v1 paths")
+    a(
+        "--otlp-traces-endpoint",
+        default=None,
+        metavar="URL",
+        help="export llm_request spans with OTLP/HTTP protobuf to URL (/v1/traces added if no path)",
+    )
+    a("--enable-per-request-metrics", action="store_true", help="add the 'metrics' object to responses")
+    a("--disable-prompt-tokens-details", action="store_true", help="omit usage.prompt_tokens_details")
+    a("--log-requests", action="store_true", help="uvicorn access log")
+    p.set_defaults(func=run)
+
+
+def config_from_args(args: argparse.Namespace) -> SimConfig:
+    """The :class:`SimConfig` the flags describe (raises FaultError on bad --faults)."""
+    from monitor.sim.faults import parse_faults
+
+    return SimConfig(
+        host=args.host,
+        port=args.port,
+        model=args.model,
+        max_model_len=args.max_model_len,
+        block_size=args.block_size,
+        max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        max_queue=args.max_queue,
+        kv_blocks=args.kv_blocks,
+        prefill_tps=args.prefill_tps,
+        prefill_overhead=args.prefill_overhead,
+        decode_itl=args.decode_itl,
+        batch_slowdown=args.batch_slowdown,
+        jitter=args.jitter,
+        spec_tokens=args.spec_tokens,
+        spec_acceptance=tuple(float(x) for x in str(args.spec_acceptance).split(",") if x.strip()),
+        reasoning_tokens=args.reasoning_tokens,
+        seed=args.seed,
+        faults=parse_faults(args.faults),
+        startup_delay=args.startup_delay,
+        api_key=args.api_key,
+        otlp_traces_endpoint=args.otlp_traces_endpoint,
+        enable_per_request_metrics=args.enable_per_request_metrics,
+        enable_prompt_tokens_details=not args.disable_prompt_tokens_details,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from monitor.sim.app import create_app
+
+    cfg = config_from_args(args)
+    print(
+        f"m3mon sim: vLLM {VLLM_VERSION} imitation serving {cfg.model} on http://{cfg.host}:{cfg.port}",
+        flush=True,
+    )
+    uvicorn.run(
+        create_app(cfg),
+        host=cfg.host,
+        port=cfg.port,
+        log_level="info" if args.log_requests else "warning",
+        access_log=args.log_requests,
+    )
+    return 0

@@ -1,0 +1,58 @@
+"""Alertmanager routing: pages to the pager webhook, tickets to chat, everything to the monitor.
+
+Both severity routes ``continue`` so the catch-all route then hands every alert to the monitor's
+``/alertmanager`` receiver, which records alert events next to the SLO history. Tickets of an SLO
+are inhibited while the same SLO (same ``class`` and ``slo``) pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from monitor import conventions as cv
+from monitor.model import Model
+
+MONITOR_RECEIVER = "m3mon"
+
+
+def _matchers(labels: tuple[tuple[str, str], ...]) -> list[str]:
+    return [f'{k}="{v}"' for k, v in labels]
+
+
+def _receiver(name: str, url: str | None, send_resolved: bool = True) -> dict[str, Any]:
+    if url is None:
+        return {"name": name}
+    return {"name": name, "webhook_configs": [{"url": url, "send_resolved": send_resolved}]}
+
+
+def alertmanager_config(model: Model) -> dict[str, Any]:
+    """The alertmanager.yml document for ``model``."""
+    a = model.alerting
+    page, ticket = _matchers(a.page_labels), _matchers(a.ticket_labels)
+    has_slo = f'{cv.L_SLO}=~".+"'
+    return {
+        "route": {
+            "receiver": MONITOR_RECEIVER,
+            "group_by": ["alertname", cv.L_CLASS, cv.L_SLO],
+            "group_wait": "30s",
+            "group_interval": "5m",
+            "repeat_interval": "4h",
+            "routes": [
+                {"receiver": a.page_receiver, "matchers": page, "continue": True},
+                {"receiver": a.ticket_receiver, "matchers": ticket, "continue": True},
+                {"receiver": MONITOR_RECEIVER, "group_wait": "0s", "group_interval": "1m"},
+            ],
+        },
+        "receivers": [
+            _receiver(a.page_receiver, a.page_webhook),
+            _receiver(a.ticket_receiver, a.ticket_webhook),
+            _receiver(MONITOR_RECEIVER, a.monitor_receiver_url),
+        ],
+        "inhibit_rules": [
+            {
+                "source_matchers": [*page, has_slo],
+                "target_matchers": [*ticket, has_slo],
+                "equal": [cv.L_CLASS, cv.L_SLO],
+            }
+        ],
+    }

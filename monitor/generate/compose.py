@@ -1,0 +1,182 @@
+"""compose.yaml: the M3 pools, Prometheus, Alertmanager, Grafana, PostgreSQL and the monitor.
+
+Every service uses the host network, so the addresses of the configuration (``127.0.0.1:8000``
+...) mean the same thing inside and outside the containers and ``deploy/prometheus.yml`` serves
+both compose and the tests. Profiles: ``gpu`` starts one vLLM server per configured endpoint
+(8 GPUs each, the MiniMax-M3 recipe flags); ``sim`` starts ``m3mon sim`` in its place, so the
+whole stack runs without GPUs. The vLLM image is ``${VLLM_IMAGE}`` (default: the recipe's tag);
+pin it by digest with ``VLLM_IMAGE_DIGEST`` in ``.env``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from monitor import conventions as cv
+from monitor.generate.provisioning import DASHBOARD_DIR
+from monitor.model import Endpoint, Model
+
+VLLM_TAG = "vllm/vllm-openai:minimax-m3"
+#: Prometheus 2.x keeps vLLM's ``le="5.0"`` strings verbatim (3.x normalises them to ``"5"``).
+PROMETHEUS_IMAGE = "prom/prometheus:v2.53.3"
+ALERTMANAGER_IMAGE = "prom/alertmanager:v0.27.0"
+GRAFANA_IMAGE = "grafana/grafana:11.3.0"
+POSTGRES_IMAGE = "postgres:15"
+JAEGER_IMAGE = "jaegertracing/all-in-one:1.62.0"
+MONITOR_IMAGE = "m3-monitor:local"
+GPUS_PER_POOL = 8
+
+
+def _port(e: Endpoint) -> str:
+    return str(urlsplit(e.base_url).port or 8000)
+
+
+def _max_len(model: Model, e: Endpoint) -> int:
+    if e.deployment.max_model_len:
+        return e.deployment.max_model_len
+    return max(model.request_class(c).max_context_tokens for c in e.classes)
+
+
+def _image(e: Endpoint) -> str:
+    pinned = e.deployment.image_digest
+    if pinned and "@sha256:" in pinned:
+        return f"${{VLLM_IMAGE:-{pinned}}}"
+    return f"${{VLLM_IMAGE:-{VLLM_TAG}}}${{VLLM_IMAGE_DIGEST:+@${{VLLM_IMAGE_DIGEST}}}}"
+
+
+def _health(url: str, start_period: str) -> dict[str, Any]:
+    probe = f"import urllib.request,sys; sys.exit(urllib.request.urlopen('{url}', timeout=4).status != 200)"
+    return {
+        "test": ["CMD", "python3", "-c", probe],
+        "interval": "30s",
+        "timeout": "5s",
+        "retries": 5,
+        "start_period": start_period,
+    }
+
+
+def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
+    tp = e.deployment.tensor_parallel_size or GPUS_PER_POOL
+    args = [
+        e.model, "--host", "0.0.0.0", "--port", _port(e), "--served-model-name", e.model,
+        "--tensor-parallel-size", str(tp), "--block-size", str(cv.M3_BLOCK_SIZE),
+        "--max-model-len", str(_max_len(model, e)),
+        "--tool-call-parser", "minimax_m3", "--reasoning-parser", "minimax_m3", "--enable-auto-tool-choice",
+        "--otlp-traces-endpoint", "${OTLP_TRACES_ENDPOINT:-http://127.0.0.1:4317}",
+    ]  # fmt: skip
+    return {
+        "profiles": ["gpu"],
+        "image": _image(e),
+        "network_mode": "host",
+        "ipc": "host",
+        "shm_size": "32gb",
+        "environment": {"HF_TOKEN": "${HF_TOKEN:-}"},
+        "volumes": ["${HF_CACHE:-~/.cache/huggingface}:/root/.cache/huggingface"],
+        "command": args,
+        "deploy": {
+            "resources": {
+                "reservations": {"devices": [{"driver": "nvidia", "count": tp, "capabilities": ["gpu"]}]}
+            }
+        },
+        "healthcheck": _health(f"http://127.0.0.1:{_port(e)}/health", "60m"),
+        "restart": "unless-stopped",
+    }
+
+
+def _sim(model: Model, e: Endpoint) -> dict[str, Any]:
+    return {
+        "profiles": ["sim"],
+        "image": MONITOR_IMAGE,
+        "build": ".",
+        "network_mode": "host",
+        "command": [
+            "m3mon",
+            "sim",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            _port(e),
+            "--max-model-len",
+            str(_max_len(model, e)),
+        ],  # fmt: skip
+        "healthcheck": _health(f"http://127.0.0.1:{_port(e)}/health", "30s"),
+        "restart": "unless-stopped",
+    }
+
+
+def _core() -> dict[str, Any]:
+    return {
+        "prometheus": {
+            "image": PROMETHEUS_IMAGE,
+            "network_mode": "host",
+            "command": ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.retention.time=35d"],
+            "volumes": [
+                "./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro",
+                "./alerts:/etc/prometheus/rules:ro",
+                "prometheus-data:/prometheus",
+            ],  # fmt: skip
+            "restart": "unless-stopped",
+        },
+        "alertmanager": {
+            "image": ALERTMANAGER_IMAGE,
+            "network_mode": "host",
+            "command": ["--config.file=/etc/alertmanager/alertmanager.yml"],
+            "volumes": ["./alerts/alertmanager.yml:/etc/alertmanager/alertmanager.yml:ro"],
+            "restart": "unless-stopped",
+        },
+        "grafana": {
+            "image": GRAFANA_IMAGE,
+            "network_mode": "host",
+            "environment": {"GF_AUTH_ANONYMOUS_ENABLED": "true", "GF_AUTH_ANONYMOUS_ORG_ROLE": "Viewer"},
+            "volumes": [
+                "./dashboards/provisioning:/etc/grafana/provisioning:ro",
+                f"./dashboards:{DASHBOARD_DIR}:ro",
+            ],  # fmt: skip
+            "restart": "unless-stopped",
+        },
+        "postgres": {
+            "image": POSTGRES_IMAGE,
+            "network_mode": "host",
+            "command": ["postgres", "-c", "listen_addresses=127.0.0.1"],
+            "environment": {
+                "POSTGRES_USER": "m3mon",
+                "POSTGRES_DB": "m3mon",
+                "POSTGRES_PASSWORD": "${POSTGRES_PASSWORD:-m3mon}",
+            },  # fmt: skip
+            "volumes": ["postgres-data:/var/lib/postgresql/data"],
+            "healthcheck": {"test": ["CMD", "pg_isready", "-U", "m3mon"], "interval": "10s", "retries": 5},
+            "restart": "unless-stopped",
+        },
+        "jaeger": {
+            "image": JAEGER_IMAGE,
+            "network_mode": "host",
+            "environment": {"COLLECTOR_OTLP_ENABLED": "true"},
+            "restart": "unless-stopped",
+        },
+        "monitor": {
+            "image": MONITOR_IMAGE,
+            "build": ".",
+            "network_mode": "host",
+            "command": ["m3mon", "run", "-c", "/etc/m3mon/monitor.yaml"],
+            "environment": {"M3_API_KEY": "${M3_API_KEY:-}"},
+            "volumes": ["./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro", "monitor-data:/var/lib/m3mon"],
+            "working_dir": "/var/lib/m3mon",
+            "depends_on": {"postgres": {"condition": "service_healthy"}},
+            "restart": "unless-stopped",
+        },
+    }
+
+
+def compose_file(model: Model) -> dict[str, Any]:
+    """The compose.yaml document for ``model``."""
+    services: dict[str, Any] = {}
+    for e in model.endpoints:
+        services[f"vllm-{e.name}"] = _vllm(model, e)
+        services[f"sim-{e.name}"] = _sim(model, e)
+    services.update(_core())
+    return {
+        "name": "m3mon",
+        "services": services,
+        "volumes": {"prometheus-data": {}, "postgres-data": {}, "monitor-data": {}},
+    }

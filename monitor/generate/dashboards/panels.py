@@ -1,0 +1,167 @@
+"""Panel and dashboard building blocks on top of grafanalib, plus the JSON clean-up step.
+
+grafanalib 0.7 still emits some pre-Grafana-8 keys (``rows``, ``style``, ``editable`` on
+panels, legacy heatmap options, ``None`` values). :func:`to_json` drops exactly those, so the
+output validates against the dashboard schema of ``@grafana/schema`` (see ``tests/schemas``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from grafanalib import core as g
+from grafanalib._gen import DashboardEncoder
+
+from monitor import conventions as cv
+from monitor.generate.provisioning import DATASOURCE_UID
+
+DS: dict[str, str] = {"type": "prometheus", "uid": "${datasource}"}
+WIDTH = 24
+
+_LEGACY_DASHBOARD = ("__inputs", "hideControls", "rows", "sharedCrosshair", "style", "gnetId", "id")
+_LEGACY_PANEL = ("editable", "error", "span", "minSpan", "height", "cards", "color", "dataFormat", "heatmap",
+                 "hideZeroBuckets", "highlightCards", "legend", "reverseYBuckets", "tooltip", "xAxis",
+                 "yAxis", "xBucketNumber", "xBucketSize", "yBucketBound", "yBucketNumber", "yBucketSize")  # fmt: skip
+_LEGACY_TEMPLATE = ("auto", "auto_count", "auto_min", "tagValuesQuery", "tagsQuery", "useTags")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One PromQL query of a panel and its legend."""
+
+    expr: str
+    legend: str = "__auto"
+    instant: bool = False
+
+
+@dataclass
+class Layout:
+    """Places panels left to right, wrapping at the dashboard width."""
+
+    x: int = 0
+    y: int = 0
+    row_height: int = 0
+    panels: list[Any] = field(default_factory=list)
+
+    def add(self, panel: Any, w: int = 12, h: int = 8) -> None:
+        if self.x + w > WIDTH:
+            self.x, self.y, self.row_height = 0, self.y + self.row_height, 0
+        panel.gridPos = g.GridPos(h=h, w=w, x=self.x, y=self.y)
+        self.panels.append(panel)
+        self.x += w
+        self.row_height = max(self.row_height, h)
+
+    def row(self, title: str) -> None:
+        """Start a new full-width row titled ``title``."""
+        if self.x:
+            self.x, self.y, self.row_height = 0, self.y + self.row_height, 0
+        self.panels.append(g.RowPanel(title=title, gridPos=g.GridPos(h=1, w=WIDTH, x=0, y=self.y)))
+        self.y += 1
+
+
+def targets(queries: list[Query]) -> list[g.Target]:
+    refs = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return [
+        g.Target(expr=q.expr, legendFormat=q.legend, refId=refs[i], instant=q.instant, datasource=DS)
+        for i, q in enumerate(queries)
+    ]
+
+
+def timeseries(title: str, queries: list[Query], unit: str = "", stacked: bool = False, **kw: Any) -> Any:
+    return g.TimeSeries(
+        title=title,
+        dataSource=DS,
+        targets=targets(queries),
+        unit=unit,
+        stacking={"mode": "normal", "group": "A"} if stacked else {},
+        fillOpacity=40 if stacked else 0,
+        **kw,
+    )
+
+
+def stat(title: str, queries: list[Query], unit: str = "", **kw: Any) -> Any:
+    return g.Stat(title=title, dataSource=DS, targets=targets(queries), format=unit or "none", **kw)
+
+
+def heatmap(title: str, queries: list[Query]) -> Any:
+    panel = g.Heatmap(title=title, dataSource=DS, targets=targets(queries), dataFormat="tsbuckets")
+    panel.options = {"calculate": False, "yAxis": {"axisPlacement": "left"}, "cellGap": 1}
+    return panel
+
+
+def template_vars(*names: str) -> list[Any]:
+    """The datasource variable plus the requested label variables (endpoint, model, class)."""
+    queries = {
+        "endpoint": f"label_values(up, {cv.L_ENDPOINT})",
+        "model": f"label_values({cv.VLLM_RUNNING}, {cv.L_MODEL})",
+        "class": f"label_values({cv.PROBE_TOTAL}, {cv.L_CLASS})",
+    }
+    out = [
+        g.Template(
+            name="datasource", type="datasource", query="prometheus", label="Data source",
+            default=DATASOURCE_UID, hide=0, includeAll=False, multi=False,
+        )
+    ]  # fmt: skip
+    for name in names:
+        out.append(
+            g.Template(
+                name=name, label=name.capitalize(), query=queries[name], dataSource=DS,
+                includeAll=True, multi=True, allValue=".*", refresh=2, type="query", sort=1,
+            )
+        )  # fmt: skip
+    return out
+
+
+def deployment_annotation(job_monitor: str) -> dict[str, Any]:
+    """Annotation marking every change of ``m3mon_deployment_info`` (new image, flags, checkpoint)."""
+    return {
+        "name": "Deployment changes",
+        "datasource": DS,
+        "enable": True,
+        "iconColor": "orange",
+        "expr": f'changes({cv.DEPLOYMENT_INFO}{{job="{job_monitor}"}}[5m]) > 0',
+        "step": "60s",
+        "titleFormat": "Deployment changed on {{endpoint}}",
+        "tagKeys": "endpoint",
+    }
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _clean_panel(panel: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in panel.items() if k not in _LEGACY_PANEL}
+    if out.get("type") == "heatmap":
+        out.setdefault("fieldConfig", {}).setdefault("overrides", [])
+    if out.get("type") == "stat":
+        steps = out.get("fieldConfig", {}).get("defaults", {}).get("thresholds", {})
+        if steps.get("steps") == "":
+            steps["steps"] = []
+    if "panels" in out:
+        out["panels"] = [_clean_panel(p) for p in out["panels"]]
+    return out
+
+
+def to_json(dashboard: Any, annotations: list[dict[str, Any]], description: str) -> dict[str, Any]:
+    """The dashboard as Grafana's current JSON model (legacy keys removed)."""
+    data = json.loads(json.dumps(dashboard.auto_panel_ids().to_json_data(), cls=DashboardEncoder))
+    data = _clean(data)
+    for key in _LEGACY_DASHBOARD:
+        data.pop(key, None)
+    data["panels"] = [_clean_panel(p) for p in data["panels"]]
+    data["templating"]["list"] = [
+        {k: v for k, v in t.items() if k not in _LEGACY_TEMPLATE} for t in data["templating"]["list"]
+    ]
+    for t in data["templating"]["list"]:
+        t.get("current", {}).pop("tags", None)
+    data.get("timepicker", {}).pop("time_options", None)
+    data["annotations"] = {"list": annotations}
+    data["description"] = description
+    return data

@@ -1,0 +1,75 @@
+"""Everything ``m3mon generate`` writes, as ``{relative path: text}``, and writing it atomically.
+
+Files are produced in memory first; only when every generator succeeded are they written, each
+through a temporary file and a rename, so a bad config never leaves half a set behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from monitor import conventions as cv
+from monitor.generate.alertmanager import alertmanager_config
+from monitor.generate.compose import compose_file
+from monitor.generate.dashboards import all_dashboards
+from monitor.generate.operational_rules import operational_groups
+from monitor.generate.prometheus_config import prometheus_config
+from monitor.generate.promtool_tests import operational_tests, slo_tests
+from monitor.generate.provisioning import datasource_provisioning, dashboard_provisioning
+from monitor.generate.rules import dump_yaml, rule_file
+from monitor.generate.runbooks import render_runbooks
+from monitor.generate.slo_rules import slo_groups
+from monitor.model import Model
+
+RULE_FILES = ("alerts/slo.rules.yml", "alerts/operational.rules.yml")
+
+
+def _alert_names(model: Model) -> list[str]:
+    groups = slo_groups(model) + operational_groups(model)
+    return [a.name for g in groups for a in g.alerts]
+
+
+def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str]:
+    """Every generated file's text, keyed by its path relative to the output directory."""
+    banner = cv.DO_NOT_EDIT.format(source=source)
+    a = model.alerting
+    files = {
+        RULE_FILES[0]: rule_file(slo_groups(model), a, banner),
+        RULE_FILES[1]: rule_file(operational_groups(model), a, banner),
+        "alerts/alertmanager.yml": dump_yaml(alertmanager_config(model), banner),
+        "alerts/tests/slo.test.yml": dump_yaml(slo_tests(model), banner),
+        "alerts/tests/operational.test.yml": dump_yaml(operational_tests(model), banner),
+        "deploy/prometheus.yml": dump_yaml(
+            prometheus_config(model, ["/etc/prometheus/rules/*.rules.yml"]), banner
+        ),
+        "deploy/monitor.yaml": f"# {banner}\n{config_text}",
+        "dashboards/provisioning/datasources/prometheus.yml": dump_yaml(datasource_provisioning(), banner),
+        "dashboards/provisioning/dashboards/m3mon.yml": dump_yaml(dashboard_provisioning(), banner),
+        "compose.yaml": dump_yaml(compose_file(model), banner),
+    }
+    for name, text in render_runbooks(_alert_names(model), banner).items():
+        files[f"alerts/runbooks/{name}.md"] = text
+    for uid, dashboard in all_dashboards(model).items():
+        files[f"dashboards/{uid}.json"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
+    return files
+
+
+def write_files(files: dict[str, str], out_dir: Path) -> list[Path]:
+    """Write ``files`` under ``out_dir`` (each atomically); return the paths written."""
+    written = []
+    for rel, text in sorted(files.items()):
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        written.append(path)
+    return written

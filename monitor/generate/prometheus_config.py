@@ -1,0 +1,58 @@
+"""prometheus.yml: scrape every vLLM endpoint (labelled ``endpoint``) and the monitor, load the rules.
+
+One scrape job per role (``alerting.prometheus_job_vllm`` / ``..._monitor``), as the rules select
+by job. Per-endpoint metrics paths and schemes travel as ``__metrics_path__``/``__scheme__`` target
+labels; the job scrapes at the shortest configured interval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from monitor import conventions as cv
+from monitor.model import Endpoint, Model
+
+
+def _duration(seconds: float) -> str:
+    return f"{int(seconds)}s" if float(seconds).is_integer() else f"{int(seconds * 1000)}ms"
+
+
+def _target(e: Endpoint) -> dict[str, Any]:
+    url = urlsplit(e.metrics_url)
+    return {
+        "targets": [url.netloc],
+        "labels": {
+            cv.L_ENDPOINT: e.name,
+            "__metrics_path__": url.path or "/metrics",
+            "__scheme__": url.scheme,
+        },
+    }
+
+
+def prometheus_config(
+    model: Model,
+    rule_files: list[str],
+    alertmanager: str = "127.0.0.1:9093",
+    interval: float | None = None,
+) -> dict[str, Any]:
+    """The prometheus.yml document. ``interval`` overrides scrape and evaluation intervals (tests)."""
+    scrape = interval or min(e.scrape_interval for e in model.endpoints)
+    evaluation = interval or 15.0
+    return {
+        "global": {"scrape_interval": _duration(scrape), "evaluation_interval": _duration(evaluation)},
+        "rule_files": rule_files,
+        "alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]},
+        "scrape_configs": [
+            {
+                "job_name": model.alerting.job_vllm,
+                "scrape_interval": _duration(scrape),
+                "static_configs": [_target(e) for e in model.endpoints],
+            },
+            {
+                "job_name": model.alerting.job_monitor,
+                "scrape_interval": _duration(interval or 15.0),
+                "static_configs": [{"targets": [model.exporter_listen]}],
+            },
+        ],
+    }

@@ -1,0 +1,93 @@
+"""Small PromQL builders shared by the rule and dashboard generators.
+
+Histogram ``le`` labels are matched as exact strings, so each exporter's rendering of a bucket
+edge must be reproduced exactly: Python's ``prometheus_client`` (used by both vLLM and the
+monitor's own exporter) writes ``repr(float(edge))`` - ``"2.5"``, ``"5.0"``, ``"0.1"``,
+``"2560.0"``. Go exporters and Prometheus 3 write the shortest form (``"5"``); that convention is
+kept here too so a Go-side target can be supported by choosing the function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from monitor import conventions as cv
+from monitor.model import SLO, Alerting, Model
+
+#: vLLM 0.33 default bucket edges per latency histogram (``vllm/v1/metrics/buckets.py``).
+_REQUEST_LATENCY = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
+                    120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)  # fmt: skip
+_TTFT = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+         20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)  # fmt: skip
+_ITL = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+        40.0, 80.0)  # fmt: skip
+
+#: Server-side latency SLI -> (vLLM histogram, its default bucket edges).
+VLLM_LATENCY: dict[str, tuple[str, tuple[float, ...]]] = {
+    "ttft": (cv.VLLM_TTFT, _TTFT),
+    "itl": (cv.VLLM_ITL, _ITL),
+    "tpot": (cv.VLLM_TPOT, _ITL),
+    "e2e": (cv.VLLM_E2E, _REQUEST_LATENCY),
+    "queue_time": (cv.VLLM_QUEUE, _REQUEST_LATENCY),
+}
+
+#: Probe latency SLI -> the monitor's histogram.
+PROBE_LATENCY: dict[str, str] = {
+    "ttft": cv.PROBE_TTFT,
+    "itl": cv.PROBE_ITL,
+    "tpot": cv.PROBE_TPOT,
+    "e2e": cv.PROBE_E2E,
+    "queue_time": cv.PROBE_QUEUE,
+}
+
+
+def le_python_client(edge: float) -> str:
+    """``le`` as Python ``prometheus_client`` renders it (vLLM and m3mon): ``5.0``, ``2.5``, ``+Inf``."""
+    if math.isinf(edge):
+        return "+Inf"
+    return repr(float(edge))
+
+
+def le_go_client(edge: float) -> str:
+    """``le`` as Go ``client_golang`` / Prometheus 3 renders it: ``5``, ``2.5``, ``+Inf``."""
+    if math.isinf(edge):
+        return "+Inf"
+    return f"{float(edge):g}" if float(edge).is_integer() else repr(float(edge))
+
+
+def num(value: float) -> str:
+    """A float literal for PromQL, short and exact enough (``14.4``, ``0.001``, ``0.933333``)."""
+    return f"{value:.6g}"
+
+
+def matchers(pairs: Iterable[tuple[str, str]]) -> str:
+    """``{a="x",b=~"y|z"}`` from (name, op-and-quoted-value) pairs already rendered."""
+    return "{" + ",".join(f"{k}{v}" for k, v in pairs) + "}"
+
+
+def eq(value: str) -> str:
+    """An equality matcher body: ``="value"`` with quotes escaped."""
+    return '="' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def regex(values: Iterable[str]) -> str:
+    """A regex matcher body matching any of ``values`` exactly: ``=~"a|b"``."""
+    escaped = ("".join("\\\\" + ch if ch in ".+*?()[]{}|^$\\" else ch for ch in v) for v in values)
+    return '=~"' + "|".join(escaped) + '"'
+
+
+def monitor_selector(alerting: Alerting, **labels: str) -> str:
+    """Selector for the monitor's own metrics, restricted to its job."""
+    return matchers([(cv.L_JOB, eq(alerting.job_monitor)), *((k, eq(v)) for k, v in labels.items())])
+
+
+def pool_matchers(model: Model, slo: SLO) -> list[tuple[str, str]]:
+    """Matchers selecting the vLLM endpoints that serve ``slo``'s request class."""
+    names = [e.name for e in model.endpoints_for(slo.request_class)]
+    return [(cv.L_JOB, eq(model.alerting.job_vllm)), (cv.L_ENDPOINT, regex(names))]
+
+
+def or_zero(expr: str) -> str:
+    """``(expr or vector(0))``: a counter sum that is 0, not absent, before the first event."""
+    return f"({expr} or vector(0))"

@@ -1,0 +1,136 @@
+"""promtool unit tests (``alerts/tests/*.test.yml``) for the generated rules.
+
+Scenarios are concrete event streams whose outcome is known from the SRE Workbook arithmetic:
+10 % errors against a 99.9 % SLO burns at 100x (page and ticket fire), 0.5 % burns at 5x
+(ticket only), no errors fire nothing. They run against the first probe-sourced availability
+SLO and the first server-sourced latency SLO of the configuration, plus operational alerts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from monitor import conventions as cv
+from monitor.generate import promql as q
+from monitor.generate.operational_rules import operational_groups
+from monitor.generate.rules import Alert
+from monitor.generate.sli import server_threshold_le
+from monitor.generate.slo_rules import BURN_PAGE, BURN_TICKET, slo_groups
+from monitor.model import SLO, Model
+
+
+def _expected(alert: Alert, model: Model, series_labels: dict[str, str]) -> dict[str, Any]:
+    rule = alert.rule(model.alerting)
+    labels = {**series_labels, **rule["labels"]}
+    ann = {k: v.replace("{{ $labels.endpoint }}", series_labels.get("endpoint", "")) for k, v in rule["annotations"].items()}
+    return {"exp_labels": labels, "exp_annotations": ann}
+
+
+def _alert(model: Model, name: str, slo: SLO | None = None) -> Alert:
+    groups = slo_groups(model) if slo else operational_groups(model)
+    for g in groups:
+        for a in g.alerts:
+            if a.name == name and (slo is None or dict(a.labels).get(cv.L_SLO) == slo.name and dict(a.labels).get(cv.L_CLASS) == slo.request_class):
+                return a
+    raise KeyError(name)
+
+
+def _probe_case(model: Model, slo: SLO, name: str, ok: int, bad: int, page: bool, ticket: bool) -> dict[str, Any]:
+    endpoint = model.endpoints_for(slo.request_class)[0].name
+    base = f'{cv.PROBE_TOTAL}{{job="{model.alerting.job_monitor}",endpoint="{endpoint}",class="{slo.request_class}",kind="chat"'
+    ids = {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
+    return {
+        "name": name,
+        "interval": "1m",
+        "input_series": [
+            {"series": base + f',result="success",reason=""}}', "values": f"0+{ok}x240"},
+            {"series": base + f',result="failure",reason="timeout"}}', "values": f"0+{bad}x240"},
+        ],
+        "alert_rule_test": [
+            {"eval_time": "3h", "alertname": BURN_PAGE,
+             "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else []},
+            {"eval_time": "3h", "alertname": BURN_TICKET,
+             "exp_alerts": [_expected(_alert(model, BURN_TICKET, slo), model, ids)] if ticket else []},
+        ],
+    }  # fmt: skip
+
+
+def _server_case(model: Model, slo: SLO, name: str, fast: int, slow: int, page: bool) -> dict[str, Any]:
+    metric = q.VLLM_LATENCY[slo.sli][0]
+    endpoint = model.endpoints_for(slo.request_class)[0].name
+    lab = f'job="{model.alerting.job_vllm}",endpoint="{endpoint}",model_name="m",engine="0"'
+    ids = {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
+    return {
+        "name": name,
+        "interval": "1m",
+        "input_series": [
+            {"series": f'{metric}_bucket{{{lab},le="{server_threshold_le(slo)}"}}', "values": f"0+{fast}x240"},
+            {"series": f'{metric}_bucket{{{lab},le="+Inf"}}', "values": f"0+{fast + slow}x240"},
+            {"series": f"{metric}_count{{{lab}}}", "values": f"0+{fast + slow}x240"},
+        ],
+        "alert_rule_test": [
+            {"eval_time": "3h", "alertname": BURN_PAGE,
+             "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else []},
+        ],
+    }  # fmt: skip
+
+
+def slo_tests(model: Model) -> dict[str, Any]:
+    probe = next(s for s in model.slos if s.source == "probes" and s.sli == "availability")
+    server = next(s for s in model.slos if s.source == "server" and s.is_latency)
+    return {
+        "rule_files": ["../slo.rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            _probe_case(model, probe, "probe availability: 10% errors pages and tickets", 9, 1, True, True),
+            _probe_case(model, probe, "probe availability: 0.5% errors tickets only", 199, 1, False, True),
+            _probe_case(model, probe, "probe availability: no errors fires nothing", 10, 0, False, False),
+            _server_case(model, server, "server latency: half the requests slow pages", 5, 5, True),
+            _server_case(model, server, "server latency: all requests fast fires nothing", 10, 0, False),
+        ],
+    }
+
+
+def _op_case(model: Model, name: str, series: list[tuple[str, str]], alert: str, at: str,
+             fire: dict[str, str] | None, value_text: str = "") -> dict[str, Any]:  # fmt: skip
+    exp = []
+    if fire is not None:
+        e = _expected(_alert(model, alert), model, fire)
+        e["exp_annotations"] = {k: v.replace("{{ $value | humanizePercentage }}", value_text) for k, v in e["exp_annotations"].items()}
+        exp.append(e)
+    return {
+        "name": name,
+        "interval": "1m",
+        "input_series": [{"series": s, "values": v} for s, v in series],
+        "alert_rule_test": [{"eval_time": at, "alertname": alert, "exp_alerts": exp}],
+    }
+
+
+def operational_tests(model: Model) -> dict[str, Any]:
+    job, mon = model.alerting.job_vllm, model.alerting.job_monitor
+    ep = model.endpoints[0].name
+    up = f'up{{job="{job}",endpoint="{ep}",instance="127.0.0.1:8000"}}'
+    kv = f'{cv.VLLM_KV_USAGE}{{job="{job}",endpoint="{ep}",model_name="m",engine="0"}}'
+    info = f'{cv.VLLM_CACHE_CONFIG_INFO}{{job="{job}",endpoint="{ep}",engine="0",block_size="{{b}}"}}'
+    scrape = f'{cv.SCRAPE_SUCCESS}{{job="{mon}",endpoint="{ep}",instance="127.0.0.1:9464"}}'
+    up_labels = {"job": job, "endpoint": ep, "instance": "127.0.0.1:8000"}
+    scrape_labels = {"job": mon, "endpoint": ep, "instance": "127.0.0.1:9464"}
+    return {
+        "rule_files": ["../operational.rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            _op_case(model, "endpoint down for 5m pages", [(up, "1 1 0x10")], "VLLMEndpointDown", "8m", up_labels),
+            _op_case(model, "endpoint down for 1m only is pending", [(up, "1 1 0x10")], "VLLMEndpointDown", "3m", None),
+            _op_case(model, "endpoint up fires nothing", [(up, "1x20")], "VLLMEndpointDown", "15m", None),
+            _op_case(model, "KV cache at 95% for 15m tickets", [(kv, "0.95x20")], "VLLMKVCacheNearlyFull", "15m",
+                     {"endpoint": ep}, "95%"),
+            _op_case(model, "KV cache at 95% for 5m is pending", [(kv, "0.95x20")], "VLLMKVCacheNearlyFull", "5m", None),
+            _op_case(model, "KV cache at 80% fires nothing", [(kv, "0.8x20")], "VLLMKVCacheNearlyFull", "15m", None),
+            _op_case(model, "block size 16 tickets", [(info.replace("{b}", "16"), "1x20")], "VLLMBlockSizeNot128",
+                     "10m", {"endpoint": ep, "block_size": "16"}),
+            _op_case(model, "block size 128 fires nothing", [(info.replace("{b}", "128"), "1x20")],
+                     "VLLMBlockSizeNot128", "10m", None),
+            _op_case(model, "monitor scrape failing tickets", [(scrape, "0x20")], "M3MonScrapeFailing", "10m",
+                     scrape_labels),
+        ],
+    }  # fmt: skip

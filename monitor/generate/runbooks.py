@@ -1,0 +1,207 @@
+"""Runbooks, one Markdown page per alert, rendered from ``templates/runbook.md.j2``.
+
+The text lives here next to the alert names, so adding an alert without a runbook fails
+:func:`render_runbooks` (and the test that regenerates the repository's ``alerts/runbooks``).
+Remedies follow the MiniMax-M3 deployment guide's troubleshooting advice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jinja2
+
+from monitor.errors import GenerateError
+
+_ROLLBACK = "If a deployment changed recently (see the *Deployment changes* annotations), roll it back."
+_FAILOVER = "Fail over: move the affected request class to another pool while you investigate."
+_KV = (
+    "Give the KV cache more room: raise `--gpu-memory-utilization` (e.g. 0.90 -> 0.95), lower "
+    "`--max-model-len` for the pool, or lower concurrency (`--max-num-seqs`)."
+)
+
+
+@dataclass(frozen=True)
+class Runbook:
+    severity: str
+    meaning: str
+    checks: tuple[str, ...]
+    query: str
+    grep: str
+    actions: tuple[str, ...]
+    slo_scoped: bool = False
+
+
+_SLO_CHECKS = (
+    "Open the *SLOs per request class* dashboard for the class and SLO in the alert labels.",
+    "Compare the short and long window error ratios; find which endpoint of the pool contributes.",
+    "For probe SLOs, the *Probes* dashboard shows failures by kind and reason.",
+)
+
+RUNBOOKS: dict[str, Runbook] = {
+    "SLOErrorBudgetBurnPage": Runbook(
+        "page",
+        "The SLO is burning its error budget so fast (14.4x or 6x for a 30d period) that 2-5 % of the "
+        "monthly budget went in the last hour(s). Users are affected now.",
+        _SLO_CHECKS,
+        'm3mon:slo_error_ratio:rate5m{class="<class>",slo="<slo>"} / m3mon:slo_error_budget:ratio',
+        "vllm:num_requests_waiting|vllm:kv_cache_usage_perc|vllm:num_preemptions_total",
+        (_ROLLBACK, _FAILOVER, "Latency SLO: lower concurrency (`--max-num-seqs`) or shed load. " + _KV,
+         "Correctness SLO: check `--tool-call-parser minimax_m3 --reasoning-parser minimax_m3 "
+         "--enable-auto-tool-choice` are set."),
+        slo_scoped=True,
+    ),
+    "SLOErrorBudgetBurnTicket": Runbook(
+        "ticket",
+        "The SLO burns its budget steadily (3x or 1x for a 30d period): 10 % of the budget went in a "
+        "day or three. Not urgent, but the budget will run out before the period ends.",
+        _SLO_CHECKS,
+        'm3mon:slo_error_ratio:rate1d{class="<class>",slo="<slo>"} / m3mon:slo_error_budget:ratio',
+        "vllm:request_success_total|vllm:time_to_first_token_seconds_count",
+        ("Find the slow trend (traffic growth, longer prompts, lower prefix-cache hit rate).",
+         _KV, "Plan capacity: another replica or a dedicated pool for the class."),
+        slo_scoped=True,
+    ),
+    "SLOErrorBudgetExhausted": Runbook(
+        "ticket",
+        "The SLO has no error budget left over its period.",
+        _SLO_CHECKS,
+        'm3mon:slo_error_budget_remaining:ratio{class="<class>",slo="<slo>"}',
+        "vllm:request_success_total",
+        ("Freeze risky deployments for the pool until the budget recovers.",
+         "Write up the incidents that consumed the budget (the weekly report lists them)."),
+        slo_scoped=True,
+    ),
+    "SLOMetricAbsent": Runbook(
+        "ticket",
+        "The metric the SLO is computed from has no samples: the SLO is blind and cannot alert.",
+        ("`up{job=\"vllm\"}` and `up{job=\"m3mon\"}` - is the target scraped at all?",
+         "Probe SLOs: is `m3mon run` running and probing this class? Server SLOs: do the pool's "
+         "endpoints expose the histogram (not started with `--disable-log-stats`)?"),
+        "up",
+        "vllm:time_to_first_token_seconds_count|m3mon_probe_total",
+        ("Restart the monitor or fix the scrape target.", "Remove `--disable-log-stats` from the vLLM flags."),
+        slo_scoped=True,
+    ),
+    "VLLMEndpointDown": Runbook(
+        "page",
+        "Prometheus cannot scrape the vLLM endpoint: the server or its host is down or unreachable.",
+        ("`docker compose ps` / the process list on the host.", "Logs for CUDA OOM or NCCL errors at startup."),
+        'up{job="vllm"}',
+        "vllm:num_requests_running",
+        (_FAILOVER, "If it crashes at startup with out-of-memory: lower `--max-model-len` or raise "
+         "`--gpu-memory-utilization`; check all 8 GPUs are visible (`--tensor-parallel-size 8`).",
+         _ROLLBACK),
+    ),
+    "M3MonMonitorDown": Runbook(
+        "page",
+        "Prometheus cannot scrape the monitor's exporter; no probe SLO can be evaluated.",
+        ("`curl http://<exporter>/metrics` on the monitor host.", "The monitor's logs."),
+        'up{job="m3mon"}',
+        "m3mon_probe_total",
+        ("Restart `m3mon run -c monitor.yaml`.", "Check the exporter listen address in the config."),
+    ),
+    "VLLMHealthyButProbesFailing": Runbook(
+        "page",
+        "`/health` returns 200, yet most synthetic probes fail: the server runs but gives wrong or no answers.",
+        ("Probes dashboard: which kinds and reasons fail (parser_leak, malformed_tool_call, timeout ...).",
+         "Send one chat completion by hand with `curl` and read the raw answer."),
+        'sum by (endpoint, kind, reason) (rate(m3mon_probe_total{result="failure"}[10m]))',
+        "vllm:request_success_total",
+        ("parser_leak / malformed_tool_call: the server needs `--tool-call-parser minimax_m3 "
+         "--reasoning-parser minimax_m3 --enable-auto-tool-choice`.",
+         "timeout / stream_broken: the engine is stuck; restart it.", _ROLLBACK, _FAILOVER),
+    ),
+    "M3MonScrapeFailing": Runbook(
+        "ticket",
+        "The monitor's own scrape of the endpoint's /metrics fails (see `m3mon_scrape_errors_total` reason).",
+        ("`m3mon_scrape_errors_total` by reason.", "`curl -s http://<endpoint>/metrics | head`."),
+        "sum by (endpoint, reason) (rate(m3mon_scrape_errors_total[10m]))",
+        "# TYPE vllm",
+        ("Fix network reachability or the API key env var.",
+         "too_large / garbled: check the server version and a proxy in front of it."),
+    ),
+    "VLLMKVCacheNearlyFull": Runbook(
+        "ticket",
+        "KV-cache usage has stayed above 90 % for 10 minutes; new requests queue, running ones get preempted.",
+        ("KV cache dashboard: usage, preemptions, waiting queue.",),
+        'max by (endpoint) (vllm:kv_cache_usage_perc{job="vllm"})',
+        "vllm:kv_cache_usage_perc|vllm:cache_config_info",
+        (_KV, "Check `--block-size 128` (see `vllm:cache_config_info`).", _FAILOVER),
+    ),
+    "VLLMWaitingQueueGrowing": Runbook(
+        "ticket",
+        "More requests wait than the engine admits and the queue keeps growing: demand exceeds capacity.",
+        ("Fleet overview: running vs waiting, token throughput.",),
+        'deriv(vllm:num_requests_waiting{job="vllm"}[10m])',
+        "vllm:num_requests_waiting|vllm:num_requests_running",
+        ("Shed or redirect load; " + _FAILOVER, _KV, "Add a replica for the pool."),
+    ),
+    "VLLMPreemptions": Runbook(
+        "ticket",
+        "The engine keeps preempting running requests because the KV cache runs out.",
+        ("KV cache dashboard: preemptions per second next to KV usage.",),
+        'rate(vllm:num_preemptions_total{job="vllm"}[5m])',
+        "vllm:num_preemptions_total|vllm:kv_cache_usage_perc",
+        (_KV, "Lower concurrency: reduce `--max-num-seqs`."),
+    ),
+    "VLLMPrefixCacheHitRateCollapsed": Runbook(
+        "ticket",
+        "The prefix-cache hit rate fell below half of yesterday's: long prompts are recomputed, TTFT rises.",
+        ("KV cache dashboard: hit rate now vs one day ago.", "Did the system prompt or tool schema change?"),
+        "rate(vllm:prefix_cache_hits_total[1h]) / rate(vllm:prefix_cache_queries_total[1h])",
+        "vllm:prefix_cache_hits_total|vllm:prefix_cache_queries_total",
+        ("Keep shared prompt prefixes stable across requests.", "Check prefix caching is enabled and "
+         "`--block-size 128`.", _ROLLBACK),
+    ),
+    "VLLMSpecDecodeAcceptanceDropped": Runbook(
+        "ticket",
+        "Draft-token acceptance fell below 80 % of yesterday's: speculative decoding wastes compute.",
+        ("Speculative decoding dashboard: acceptance rate and per-position acceptance.",),
+        "rate(vllm:spec_decode_num_accepted_tokens_total[1h]) / rate(vllm:spec_decode_num_draft_tokens_total[1h])",
+        "vllm:spec_decode_",
+        ("Check the draft model matches the target checkpoint (`--speculative-config`).", _ROLLBACK,
+         "If traffic changed (e.g. more tool calls), lower `num_speculative_tokens`."),
+    ),
+    "VLLMBlockSizeNot128": Runbook(
+        "ticket",
+        "The endpoint runs with a KV block size other than 128, which MiniMax-M3 requires.",
+        ("`vllm:cache_config_info` labels on the endpoint.",),
+        'vllm:cache_config_info{block_size!="128"}',
+        "vllm:cache_config_info",
+        ("Restart the server with `--block-size 128`.", _ROLLBACK),
+    ),
+    "VLLMTTFTP99Regression": Runbook(
+        "ticket",
+        "p99 TTFT over the last hour is 1.5x what it was a week ago at the same time.",
+        ("Latency breakdown dashboard: is it queue, prefill or network?",
+         "KV cache dashboard: prefix-cache hit rate."),
+        'histogram_quantile(0.99, sum by (endpoint, le) (rate(vllm:time_to_first_token_seconds_bucket[1h])))',
+        "vllm:time_to_first_token_seconds",
+        ("Queue time up: " + _KV, "Prefill up: prompts got longer or the prefix cache stopped hitting.",
+         _ROLLBACK),
+    ),
+}  # fmt: skip
+
+
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("monitor.generate", "templates"),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    return env.get_template("runbook.md.j2")
+
+
+def render_runbooks(alert_names: list[str], banner: str) -> dict[str, str]:
+    """``{AlertName: markdown}`` for every alert; a missing runbook is a :class:`GenerateError`."""
+    missing = sorted(set(alert_names) - RUNBOOKS.keys())
+    if missing:
+        raise GenerateError(f"no runbook text for alerts: {', '.join(missing)}")
+    template = _template()
+    return {
+        name: template.render(name=name, banner=banner, **RUNBOOKS[name].__dict__)
+        for name in sorted(set(alert_names))
+    }

@@ -1,0 +1,92 @@
+"""Probe results as Prometheus counters and histograms (never last-value gauges).
+
+:class:`ProbeMetrics` registers, on a given :class:`~prometheus_client.CollectorRegistry`:
+
+* ``m3mon_probe_total{endpoint,class,kind,result,reason}`` — every probe run, with
+  ``result`` success/failure and ``reason`` a failure category (``none`` on success);
+* latency histograms labelled ``endpoint,class,kind``: TTFT, ITL (one observation per
+  per-token sample), TPOT, e2e, tool turnaround (one per tool round), network (client TTFT −
+  server TTFT) and server queue time.
+
+Latencies are observed for successful probes only, so latency SLIs measure answers that
+counted. Buckets come from :meth:`monitor.model.Model.latency_buckets`, so every SLO threshold
+is an exact bucket edge. Labels never carry model text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from monitor import conventions as cv
+from monitor.model import Model
+from monitor.probes.result import ProbeResult
+
+
+class ProbeMetrics:
+    """The probe families of the exporter, fed one :class:`ProbeResult` at a time."""
+
+    def __init__(self, registry: CollectorRegistry, buckets: Sequence[float]) -> None:
+        labels = cv.PROBE_LABELS
+        self.total = Counter(cv.PROBE_TOTAL, "Synthetic probe runs by result and failure reason.",
+                             cv.PROBE_TOTAL_LABELS, registry=registry)  # fmt: skip
+
+        def hist(name: str, doc: str) -> Histogram:
+            return Histogram(name, doc, labels, buckets=tuple(buckets), registry=registry)
+
+        self.ttft = hist(cv.PROBE_TTFT, "Probe time to first token (reasoning or answer), client side.")
+        self.itl = hist(cv.PROBE_ITL, "Probe inter-token latency, one sample per token.")
+        self.tpot = hist(cv.PROBE_TPOT, "Probe time per output token: (e2e - ttft) / (tokens - 1).")
+        self.e2e = hist(cv.PROBE_E2E, "Probe end-to-end time (whole task for agent sessions).")
+        self.tool_turnaround = hist(
+            cv.PROBE_TOOL_TURNAROUND, "Tool result sent to the model's next first token."
+        )
+        self.network = hist(
+            cv.PROBE_NETWORK, "Client TTFT minus server queue+prefill (network, proxy, tokenizer)."
+        )
+        self.queue = hist(cv.PROBE_QUEUE, "Server-reported queue time of probe requests.")
+
+    @classmethod
+    def for_model(cls, registry: CollectorRegistry, model: Model) -> ProbeMetrics:
+        metrics = cls(registry, model.latency_buckets())
+        metrics.precreate(model)
+        return metrics
+
+    def precreate(self, model: Model) -> None:
+        """Create the success children of every probed (endpoint, class, kind) so rates exist from 0."""
+        for endpoint, klass, kind in targets(model):
+            self.total.labels(endpoint, klass, kind, cv.RESULT_SUCCESS, cv.REASON_NONE)
+
+    def observe(self, result: ProbeResult) -> None:
+        key = (result.endpoint, result.request_class, result.kind)
+        outcome = cv.RESULT_SUCCESS if result.ok else cv.RESULT_FAILURE
+        self.total.labels(*key, outcome, result.reason or cv.REASON_NONE).inc()
+        if not result.ok:
+            return
+        t = result.timings
+        for histogram, value in ((self.ttft, t.ttft), (self.tpot, t.tpot), (self.e2e, t.e2e),
+                                 (self.network, t.network), (self.queue, t.server_queue)):  # fmt: skip
+            if value is not None:
+                histogram.labels(*key).observe(max(value, 0.0))
+        _observe_all(self.itl.labels(*key), t.itl_samples)
+        _observe_all(self.tool_turnaround.labels(*key), t.tool_turnaround)
+
+    def observe_all(self, results: Iterable[ProbeResult]) -> None:
+        for result in results:
+            self.observe(result)
+
+
+def _observe_all(child: Histogram, values: Iterable[float]) -> None:
+    for value in values:
+        child.observe(value)
+
+
+def targets(model: Model) -> list[tuple[str, str, str]]:
+    """Every (endpoint, class, kind) the model's probe plans run."""
+    return [
+        (e.name, c.name, kind)
+        for c in model.classes
+        for e in model.endpoints_for(c.name)
+        for kind in c.probe.kinds
+    ]

@@ -1,0 +1,112 @@
+"""Running a round of probes: every (endpoint, class, kind) once, isolated and bounded.
+
+:func:`run_round` plans the probes of the chosen classes and kinds, spreads their start over
+each class's ``jitter``, runs at most ``concurrency`` at a time per endpoint
+(:class:`asyncio.Semaphore`), bounds each by its class's ``timeout`` (a ``timeout`` verdict) and
+turns any exception raised by a prober into a failed result with a log line, so one broken
+prober never stops the others. Results come back in plan order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import httpx
+
+from monitor.errors import ProbeError
+from monitor.model import Model
+from monitor.probes import PROBERS, Prober
+from monitor.probes.metrics import ProbeMetrics
+from monitor.probes.result import ProbeResult, Timings
+from monitor.probes.target import ProbeSpec, Target
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONCURRENCY = 4
+
+
+@dataclass(frozen=True)
+class PlannedProbe:
+    target: Target
+    spec: ProbeSpec
+
+
+def plan_round(
+    model: Model, classes: Iterable[str] | None = None, kinds: Iterable[str] | None = None
+) -> list[PlannedProbe]:
+    """The probes of one round; unknown class or kind names raise :class:`ProbeError`."""
+    wanted_classes = list(classes) if classes is not None else [c.name for c in model.classes]
+    wanted_kinds = set(kinds) if kinds is not None else None
+    known = {c.name for c in model.classes}
+    unknown = [c for c in wanted_classes if c not in known] + sorted((wanted_kinds or set()) - set(PROBERS))
+    if unknown:
+        raise ProbeError(f"unknown request class or probe kind: {', '.join(unknown)}")
+    planned: list[PlannedProbe] = []
+    for name in wanted_classes:
+        klass = model.request_class(name)
+        for endpoint in model.endpoints_for(name):
+            for kind in klass.probe.kinds:
+                if wanted_kinds is None or kind in wanted_kinds:
+                    planned.append(PlannedProbe(Target(endpoint, klass), ProbeSpec.for_class(klass, kind)))
+    return planned
+
+
+def _failed(p: PlannedProbe, started_at: float, elapsed: float, reason: str, detail: str,
+            crashed: bool = False) -> ProbeResult:  # fmt: skip
+    return ProbeResult(
+        endpoint=p.target.endpoint.name, request_class=p.target.request_class.name, kind=p.spec.kind,
+        started_at=started_at, reason=reason, timings=Timings(e2e=elapsed), detail=detail[:200],
+        log=(detail[:200],), crashed=crashed,
+    )  # fmt: skip
+
+
+async def run_probe(p: PlannedProbe, client: httpx.AsyncClient, prober: Prober | None = None) -> ProbeResult:
+    """One probe with its timeout and crash isolation; never raises (except on cancellation)."""
+    prober = prober if prober is not None else PROBERS[p.spec.kind]
+    started_at, t0 = time.time(), time.monotonic()
+    try:
+        return await asyncio.wait_for(prober(p.target, p.spec, client), timeout=p.spec.plan.timeout)
+    except TimeoutError:
+        detail = f"probe did not finish within {p.spec.plan.timeout:g}s"
+        return _failed(p, started_at, time.monotonic() - t0, "timeout", detail)
+    except Exception as exc:
+        log.exception(
+            "%s prober crashed on %s/%s", p.spec.kind, p.target.endpoint.name, p.target.request_class.name
+        )
+        detail = f"prober crashed: {type(exc).__name__}: {exc}"
+        return _failed(p, started_at, time.monotonic() - t0, "stream_broken", detail, crashed=True)
+
+
+async def run_round(
+    model: Model,
+    classes: Iterable[str] | None = None,
+    kinds: Iterable[str] | None = None,
+    client: httpx.AsyncClient | None = None,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    jitter: bool = True,
+    metrics: ProbeMetrics | None = None,
+) -> list[ProbeResult]:
+    """Run every planned probe once; results in plan order (and observed into ``metrics``)."""
+    planned = plan_round(model, classes, kinds)
+    if client is None:
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None)) as own:
+            return await run_round(model, classes, kinds, own, concurrency=concurrency, jitter=jitter,
+                                   metrics=metrics)  # fmt: skip
+    gates = {e.name: asyncio.Semaphore(concurrency) for e in model.endpoints}
+
+    async def one(p: PlannedProbe) -> ProbeResult:
+        if jitter and p.spec.plan.jitter > 0:
+            await asyncio.sleep(random.uniform(0.0, p.spec.plan.jitter))
+        async with gates[p.target.endpoint.name]:
+            result = await run_probe(p, client)
+        if metrics is not None:
+            metrics.observe(result)
+        return result
+
+    return list(await asyncio.gather(*(one(p) for p in planned)))

@@ -1,0 +1,240 @@
+"""Everything the weekly report shows, as typed frozen values with every number final.
+
+:mod:`monitor.report.collect` builds a :class:`ReportData` from the store; the renderers (HTML,
+PDF, Markdown, JSON, Slack summary) only format it. No renderer computes a number, so the four
+outputs cannot disagree. ``None`` always means "no data" and is shown as such, never as 100 %.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+#: Status of one SLO or one request class for the week (see docs/report.md "Status").
+Status = Literal["met", "at_risk", "missed", "no_data"]
+STATUSES: tuple[Status, ...] = ("missed", "at_risk", "met", "no_data")  # worst first
+
+#: At risk when less than this share of the period's error budget is left.
+AT_RISK_BUDGET = 0.25
+#: At risk when the burn rate over the week's last day is above this (the budget would run out
+#: before the period ends if the last day's rate went on).
+AT_RISK_BURN = 1.0
+#: The "recent" window whose burn rate decides "at risk".
+RECENT_SECONDS = 86400.0
+
+#: Latency SLIs whose percentiles the report shows, and the breakdown parts, in display order.
+LATENCY_KINDS: tuple[str, ...] = ("ttft", "itl", "e2e")
+BREAKDOWN_PARTS: tuple[str, ...] = ("queue", "prefill", "decode", "network", "tool_turnaround")
+
+
+@dataclass(frozen=True)
+class Period:
+    """A stretch of time labelled for readers (``2026-W48``); holds slices ending in ``(start, end]``."""
+
+    label: str
+    start: datetime
+    end: datetime
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+
+@dataclass(frozen=True)
+class SLOLine:
+    """One SLO's numbers for the week."""
+
+    slo: str  # SLO name within its class
+    sli: str
+    objective: float  # ratio, e.g. 0.999
+    threshold: float | None  # seconds, latency SLIs only
+    period_window: str  # the SLO's budget period, e.g. "30d"
+    good: float  # good events this week
+    total: float  # all events this week
+    attainment: float | None  # good / total this week
+    attainment_previous: float | None  # same for the week before
+    budget_remaining: float | None  # share of the period's error budget left at the week's end
+    burn_rate: float | None  # (1 - attainment) / (1 - objective) over the week
+    burn_rate_recent: float | None  # the same over the week's last day (RECENT_SECONDS)
+    status: Status
+
+    @property
+    def budget(self) -> float:
+        return 1.0 - self.objective
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    """The headline of one request class: its worst SLO status and every SLO's line."""
+
+    name: str
+    description: str
+    status: Status
+    slos: tuple[SLOLine, ...]
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One point of the attainment and budget burn-down chart (cumulative from the period start)."""
+
+    at: datetime
+    attainment: float | None
+    budget_remaining: float | None
+
+
+@dataclass(frozen=True)
+class SLOSeries:
+    request_class: str
+    slo: str
+    objective: float
+    points: tuple[SeriesPoint, ...]
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Percentiles (seconds) of one latency measure of one class over the week's probes."""
+
+    request_class: str
+    kind: str  # one of LATENCY_KINDS
+    count: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Mean seconds per request spent in each part (``None`` where no probe reported the part)."""
+
+    request_class: str
+    count: int
+    parts: tuple[tuple[str, float | None], ...]  # (part, mean seconds) in BREAKDOWN_PARTS order
+
+    def part(self, name: str) -> float | None:
+        return dict(self.parts).get(name)
+
+
+@dataclass(frozen=True)
+class BudgetCost:
+    """Budget one incident cost one SLO: bad events during it over the period's allowed bad events."""
+
+    slo_id: str  # "class/slo"
+    bad: float
+    allowed: float  # (1 - objective) x events in the SLO period ending at the week's end
+    share: float | None  # bad / allowed; None when nothing was allowed (no events in the period)
+
+
+@dataclass(frozen=True)
+class Incident:
+    """An alert that fired during the week, as the Alertmanager receiver recorded it."""
+
+    alertname: str
+    severity: str
+    request_class: str | None
+    slo: str | None
+    started_at: datetime
+    ended_at: datetime | None  # None while still firing at the week's end
+    duration_seconds: float  # until ended_at, or until the week's end while still firing
+    summary: str
+    labels: tuple[tuple[str, str], ...]
+    costs: tuple[BudgetCost, ...]
+
+
+@dataclass(frozen=True)
+class ProbeFailure:
+    """Failed probes of one class and category this week, with the latest one-line detail."""
+
+    request_class: str
+    category: str
+    count: int
+    example: str
+
+
+@dataclass(frozen=True)
+class SLOChange:
+    """One SLO's attainment in the window before and after a deployment change."""
+
+    slo_id: str
+    before: float | None
+    after: float | None
+
+
+@dataclass(frozen=True)
+class DeploymentChange:
+    endpoint: str
+    at: datetime
+    changes: tuple[tuple[str, str, str], ...]  # (field, before, after)
+    slos: tuple[SLOChange, ...]
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Capacity notes for one endpoint from the week's scrape intervals."""
+
+    endpoint: str
+    intervals: int
+    peak_kv_cache: float | None  # fraction 0..1
+    preemptions: float | None  # total over the week
+    peak_waiting: float | None
+    mean_waiting: float | None
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """The whole weekly report."""
+
+    title: str
+    source: str  # configuration file it was built from
+    timezone: str
+    generated_at: datetime
+    week: Period
+    previous_week: Period
+    classes: tuple[ClassSummary, ...]
+    series: tuple[SLOSeries, ...]
+    latency: tuple[LatencyStats, ...]
+    breakdown: tuple[Breakdown, ...]
+    incidents: tuple[Incident, ...]
+    probe_failures: tuple[ProbeFailure, ...]
+    deployments: tuple[DeploymentChange, ...]
+    capacity: tuple[Capacity, ...]
+    deployment_window_seconds: float = 86400.0
+
+    @property
+    def status(self) -> Status:
+        """The worst class status; ``no_data`` only when every class has no data."""
+        return worst(c.status for c in self.classes)
+
+    @property
+    def attention(self) -> tuple[ClassSummary, ...]:
+        """Classes that need attention (missed or at risk), worst first."""
+        order = {s: i for i, s in enumerate(STATUSES)}
+        hot = [c for c in self.classes if c.status in ("missed", "at_risk")]
+        return tuple(sorted(hot, key=lambda c: order[c.status]))
+
+
+def worst(statuses: Iterable[Status]) -> Status:
+    """Worst of several statuses (missed > at_risk > met > no_data); ``no_data`` for none."""
+    seen = set(statuses)
+    return next((s for s in STATUSES if s in seen), "no_data")
+
+
+def slo_status(
+    attainment: float | None, objective: float, budget_remaining: float | None, burn_recent: float | None
+) -> Status:
+    """Status of one SLO for the week, exactly as docs/report.md defines it.
+
+    missed: the week's attainment is below the objective, or the period's budget is exhausted.
+    at_risk: otherwise, less than 25 % of the budget is left or the last day burned faster than 1.
+    met: otherwise. no_data: no events at all this week.
+    """
+    if attainment is None:
+        return "no_data"
+    if attainment < objective or (budget_remaining is not None and budget_remaining <= 0):
+        return "missed"
+    if (budget_remaining is not None and budget_remaining < AT_RISK_BUDGET) or (
+        burn_recent is not None and burn_recent > AT_RISK_BURN
+    ):
+        return "at_risk"
+    return "met"

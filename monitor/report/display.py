@@ -1,0 +1,99 @@
+"""How the report writes numbers, times and statuses, the same way in every output.
+
+The HTML, PDF, Markdown and Slack outputs all format through these functions, so a reader sees
+the same digits everywhere and tests can look for the exact string. ``None`` is "no data".
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from monitor.report.data import Status
+
+NO_DATA = "no data"
+
+STATUS_TEXT: dict[Status, str] = {
+    "met": "met",
+    "at_risk": "at risk",
+    "missed": "missed",
+    "no_data": NO_DATA,
+}
+STATUS_ICON: dict[Status, str] = {"met": "✅", "at_risk": "⚠️", "missed": "❌", "no_data": "➖"}
+
+
+def status(value: Status) -> str:
+    return STATUS_TEXT[value]
+
+
+def pct(ratio: float | None, digits: int = 3) -> str:
+    """A ratio as a percentage with fixed decimals: ``0.9995`` -> ``99.950%``."""
+    if ratio is None or math.isnan(ratio):
+        return NO_DATA
+    return f"{ratio * 100:.{digits}f}%"
+
+
+def attainment(ratio: float | None) -> str:
+    return pct(ratio, 3)
+
+
+def budget(ratio: float | None) -> str:
+    """Share of the error budget left (negative when overspent)."""
+    return pct(ratio, 1)
+
+
+def objective(ratio: float) -> str:
+    """An objective as the user wrote it: ``0.999`` -> ``99.9%``."""
+    return f"{round(ratio * 100, 6):g}%"
+
+
+def burn(rate: float | None) -> str:
+    if rate is None or math.isnan(rate):
+        return NO_DATA
+    return f"{rate:.2f}×"
+
+
+def seconds(value: float | None) -> str:
+    """A latency: milliseconds below one second, seconds with two decimals above."""
+    if value is None or math.isnan(value):
+        return NO_DATA
+    if abs(value) < 1.0:
+        return f"{value * 1000:.0f} ms"
+    return f"{value:.2f} s"
+
+
+def duration(value: float) -> str:
+    """A duration such as ``2h 05m`` or ``4m 10s``."""
+    total = round(value)
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours:02d}h"
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {secs:02d}s"
+
+
+def count(value: float | None) -> str:
+    """An event count with thousands separators; one decimal when interpolated (not whole)."""
+    if value is None:
+        return NO_DATA
+    if float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+def threshold(value: float | None) -> str:
+    return "" if value is None else f"≤ {seconds(value)}"
+
+
+def when(value: datetime | None) -> str:
+    """A wall-clock time in the report's timezone (the datetime carries it)."""
+    if value is None:
+        return "still firing"
+    return value.strftime("%Y-%m-%d %H:%M")
+
+
+def day(value: datetime) -> str:
+    return value.strftime("%a %Y-%m-%d")

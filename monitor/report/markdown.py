@@ -1,0 +1,217 @@
+"""``report.md``: the report as GitHub-flavoured Markdown for chat and wikis.
+
+Every value that comes from the configuration or the store passes through :func:`escape`, which
+backslash-escapes Markdown punctuation (so ``[x](javascript:...)`` stays text and ``<script>`` is
+not HTML) and folds newlines, so a label can neither break a table nor start a block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from monitor.report import charts, display
+from monitor.report.data import BREAKDOWN_PARTS, ReportData
+
+#: Characters that can start or end inline markup, a link, raw HTML, an entity or a table cell.
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|~&!])")
+
+
+def escape(text: object) -> str:
+    """``text`` as literal Markdown: punctuation backslash-escaped, line breaks folded to spaces."""
+    flat = " ".join(str(text).split())
+    return _SPECIAL.sub(r"\\\1", flat)
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
+    """A GFM table; cells must already be escaped (``|`` inside a cell is escaped by :func:`escape`)."""
+    align = ["---:" if i in right else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines.extend("| " + " | ".join(r) + " |" for r in rows)
+    return [*lines, ""]
+
+
+def _headline(d: ReportData) -> list[str]:
+    icon = display.STATUS_ICON[d.status]
+    if d.attention:
+        out = [f"**{icon} {len(d.attention)} of {len(d.classes)} request classes need attention**", ""]
+        for c in d.attention:
+            bits = [
+                f"{escape(s.slo)} {display.attainment(s.attainment)} vs {display.objective(s.objective)}, "
+                f"budget left {display.budget(s.budget_remaining)}"
+                for s in c.slos
+                if s.status in ("missed", "at_risk")
+            ]
+            out.append(f"- **{escape(c.name)}** ({display.status(c.status)}): " + "; ".join(bits))
+        return [*out, ""]
+    if d.status == "no_data":
+        return [f"**{icon} No SLO data this week: nothing was measured.**", ""]
+    return [f"**{icon} All request classes met their SLOs this week.**", ""]
+
+
+def _slos(d: ReportData) -> list[str]:
+    head = [
+        "class",
+        "SLO",
+        "objective",
+        "this week",
+        "last week",
+        "good / total",
+        "budget left",
+        "burn (week)",
+        "burn (last day)",
+        "status",
+    ]
+    rows = [
+        [
+            escape(c.name),
+            escape(s.slo),
+            f"{display.objective(s.objective)} / {s.period_window}",
+            display.attainment(s.attainment),
+            display.attainment(s.attainment_previous),
+            f"{display.count(s.good)} / {display.count(s.total)}",
+            display.budget(s.budget_remaining),
+            display.burn(s.burn_rate),
+            display.burn(s.burn_rate_recent),
+            display.status(s.status),
+        ]
+        for c in d.classes
+        for s in c.slos
+    ]
+    return ["## SLOs by request class", "", *table(head, rows, right=range(2, 9))]
+
+
+def _incidents(d: ReportData) -> list[str]:
+    if not d.incidents:
+        return ["## Incidents", "", "No alerts fired this week.", ""]
+    rows = []
+    for i in d.incidents:
+        where = escape(i.request_class or "—") + (f" / {escape(i.slo)}" if i.slo else "")
+        costs = (
+            "; ".join(
+                f"{escape(c.slo_id)}: {display.budget(c.share)} ({display.count(c.bad)} / "
+                f"{display.count(c.allowed)})"
+                for c in i.costs
+            )
+            or "no SLO events"
+        )
+        rows.append(
+            [
+                escape(i.alertname),
+                escape(i.severity),
+                where,
+                display.when(i.started_at),
+                display.when(i.ended_at),
+                display.duration(i.duration_seconds),
+                costs,
+                escape(i.summary),
+            ]
+        )
+    head = ["alert", "severity", "class / SLO", "started", "ended", "duration", "budget cost", "summary"]
+    return ["## Incidents", "", *table(head, rows, right=(5,))]
+
+
+def _failures(d: ReportData) -> list[str]:
+    if not d.probe_failures:
+        return ["## Probe failures by category", "", "No probe failed this week.", ""]
+    rows = [
+        [escape(f.request_class), escape(f.category), display.count(f.count), escape(f.example)]
+        for f in d.probe_failures
+    ]
+    return [
+        "## Probe failures by category",
+        "",
+        *table(["class", "category", "failures", "latest detail"], rows, (2,)),
+    ]
+
+
+def _deployments(d: ReportData) -> list[str]:
+    if not d.deployments:
+        return ["## Deployment changes", "", "No deployment changed this week.", ""]
+    out = ["## Deployment changes", ""]
+    hours = round(d.deployment_window_seconds / 3600)
+    for dep in d.deployments:
+        out += [f"### {escape(dep.endpoint)} — {display.when(dep.at)}", ""]
+        out += table(
+            ["setting", "before", "after"], [[escape(f), escape(b), escape(a)] for f, b, a in dep.changes]
+        )
+        rows = [
+            [escape(s.slo_id), display.attainment(s.before), display.attainment(s.after)] for s in dep.slos
+        ]
+        if rows:
+            out += table(["SLO", f"attainment {hours}h before", f"attainment {hours}h after"], rows, (1, 2))
+    return out
+
+
+def _capacity(d: ReportData) -> list[str]:
+    if not d.capacity:
+        return ["## Capacity", "", "No scrape data this week.", ""]
+    rows = [
+        [
+            escape(c.endpoint),
+            display.count(c.intervals),
+            display.budget(c.peak_kv_cache),
+            display.count(c.preemptions),
+            display.count(c.peak_waiting),
+            display.count(c.mean_waiting),
+        ]
+        for c in d.capacity
+    ]
+    head = [
+        "endpoint",
+        "scrape intervals",
+        "peak KV-cache use",
+        "preemptions",
+        "peak waiting",
+        "mean waiting",
+    ]
+    return ["## Capacity", "", *table(head, rows, range(1, 6))]
+
+
+def _latency(d: ReportData) -> list[str]:
+    rows = [
+        [
+            escape(s.request_class),
+            charts.KIND_LABELS[s.kind],
+            display.count(s.count),
+            display.seconds(s.p50),
+            display.seconds(s.p95),
+            display.seconds(s.p99),
+        ]
+        for s in d.latency
+    ]
+    out = [
+        "## Latency (probes)",
+        "",
+        *table(["class", "measure", "probes", "P50", "P95", "P99"], rows, (2, 3, 4, 5)),
+    ]
+    head = ["class", "probes", *(charts.PART_LABELS[p] for p in BREAKDOWN_PARTS)]
+    rows = [
+        [
+            escape(b.request_class),
+            display.count(b.count),
+            *(display.seconds(b.part(p)) for p in BREAKDOWN_PARTS),
+        ]
+        for b in d.breakdown
+    ]
+    return out + table(head, rows, range(1, 2 + len(BREAKDOWN_PARTS)))
+
+
+def render_markdown(d: ReportData) -> str:
+    """``report.md`` text."""
+    lines = [
+        f"# {escape(d.title)} — {escape(d.week.label)}",
+        "",
+        f"{display.day(d.week.start)} to {display.day(d.week.end)} (end exclusive, {escape(d.timezone)}) · "
+        f"generated {display.when(d.generated_at)}",
+        "",
+        *_headline(d),
+        *_slos(d),
+        *_incidents(d),
+        *_failures(d),
+        *_deployments(d),
+        *_capacity(d),
+        *_latency(d),
+        "Charts are in report.html and report.pdf.",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,78 @@
+"""``report.html``: the report as one self-contained page (inline CSS, charts as PNG data URIs).
+
+Rendered by Jinja2 with autoescaping on, so class names, alert labels and probe details that
+reach the page are text, never markup. The same HTML feeds the PDF (:mod:`monitor.report.pdf`).
+"""
+
+from __future__ import annotations
+
+import base64
+from functools import cache
+from importlib import resources
+
+import jinja2
+
+from monitor.report import charts, display
+from monitor.report.data import BREAKDOWN_PARTS, ReportData
+
+TEMPLATE = "report.html.j2"
+STYLESHEET = "report.css"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The Jinja2 environment with the report's number filters (autoescape always on)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("monitor.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        attainment=display.attainment,
+        budget=display.budget,
+        objective=display.objective,
+        burn=display.burn,
+        seconds=display.seconds,
+        duration=display.duration,
+        count=display.count,
+        threshold=display.threshold,
+        when=display.when,
+        day=display.day,
+        status=display.status,
+        kind=lambda k: charts.KIND_LABELS.get(k, k),
+        part=lambda p: charts.PART_LABELS.get(p, p),
+    )
+    return env
+
+
+def data_uri(png: bytes | None) -> str | None:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii") if png else None
+
+
+def stylesheet() -> str:
+    return resources.files("monitor.report").joinpath("templates", STYLESHEET).read_text("utf-8")
+
+
+def render_html(data: ReportData) -> str:
+    """The whole page as a string."""
+    burn_charts = []
+    for c in data.classes:
+        png = charts.burn_down([s for s in data.series if s.request_class == c.name])
+        if png is not None:
+            burn_charts.append((c.name, data_uri(png)))
+    hours = round(data.deployment_window_seconds / 3600)
+    return (
+        environment()
+        .get_template(TEMPLATE)
+        .render(
+            d=data,
+            css=stylesheet(),
+            parts=BREAKDOWN_PARTS,
+            window=f"{hours}h",
+            burn_charts=burn_charts,
+            latency_chart=data_uri(charts.latency(data.latency)),
+            breakdown_chart=data_uri(charts.breakdown(data.breakdown)),
+        )
+    )

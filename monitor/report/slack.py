@@ -1,0 +1,60 @@
+"""The Slack-compatible summary posted to a webhook: ``text`` plus Block Kit ``blocks``.
+
+Slack's mrkdwn has no backslash escape; ``&``, ``<`` and ``>`` are entity-escaped (the only
+characters Slack asks to escape), which also stops labels from forming links or ``<!channel>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from monitor.report import display
+from monitor.report.data import ReportData, SLOLine
+
+#: Slack allows at most 50 blocks; a section's text at most 3000 characters.
+MAX_CLASSES = 40
+MAX_TEXT = 2900
+
+
+def escape(text: object) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def headline(data: ReportData) -> str:
+    """One line: the week and whether anything needs attention."""
+    if data.attention:
+        names = ", ".join(f"{escape(c.name)} ({display.status(c.status)})" for c in data.attention)
+        return (
+            f"{escape(data.title)} {escape(data.week.label)}: {len(data.attention)} need attention: {names}"
+        )
+    if data.status == "no_data":
+        return f"{escape(data.title)} {escape(data.week.label)}: no SLO data this week"
+    return f"{escape(data.title)} {escape(data.week.label)}: all SLOs met"
+
+
+def _slo_line(s: SLOLine) -> str:
+    return (
+        f"• {escape(s.slo)}: {display.attainment(s.attainment)} (objective {display.objective(s.objective)}, "
+        f"last week {display.attainment(s.attainment_previous)}, "
+        f"budget left {display.budget(s.budget_remaining)})"
+    )
+
+
+def payload(data: ReportData) -> dict[str, Any]:
+    """The webhook body."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": f"{data.title} {data.week.label}"[:150]}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": headline(data)[:MAX_TEXT]}},
+    ]
+    for c in data.classes[:MAX_CLASSES]:
+        lines = [f"{display.STATUS_ICON[c.status]} *{escape(c.name)}* {display.status(c.status)}"]
+        lines += [_slo_line(s) for s in c.slos]
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:MAX_TEXT]}})
+    if data.incidents:
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": f"{len(data.incidents)} alert(s) fired"}],
+            }
+        )
+    return {"text": headline(data), "blocks": blocks}

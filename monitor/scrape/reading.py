@@ -1,0 +1,198 @@
+"""A :class:`Reading`: what one validated page says, in canonical fields, per model and engine.
+
+Raw series are kept (not yet summed) for counters and histograms, so an interval can apply
+Prometheus' per-series counter-reset rule before summing over the labels the canonical fields
+ignore (``is_streaming``, ``pid``, ...). Gauges are already reduced to one value per field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from monitor.errors import ScrapeError
+from monitor.scrape.names import (
+    CACHE_CONFIG_INFO,
+    DEFAULT_ENGINE,
+    ENGINE_LABELS,
+    MODEL_LABEL,
+    PREFIXES,
+    PROCESS_START,
+    RANK_LABELS,
+    SAMPLE_INDEX,
+    V0_ONLY,
+    V0_RUNNING_HELP,
+    Source,
+)
+from monitor.scrape.page import Page, Sample, histogram_problem
+from monitor.scrape.signals import Histogram
+
+SeriesKey = tuple[str, str]  # (canonical field, series id made of the ignored labels)
+
+#: Gauges averaged (not summed) when several series or engines report them: they are ratios.
+RATIO_GAUGES = frozenset(
+    {"kv_cache_usage", "reported_prefix_cache_hit_rate", "reported_spec_accept_rate",
+     "reported_spec_accept_length", "block_size", "max_model_len"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EngineReading:
+    """Raw canonical series of one engine of one model."""
+
+    counters: dict[SeriesKey, float] = field(default_factory=dict)
+    histograms: dict[SeriesKey, Histogram] = field(default_factory=dict)
+    created: dict[SeriesKey, float] = field(default_factory=dict)
+    gauges: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One page of one endpoint, read at wall-clock ``time``."""
+
+    time: float
+    backend: str
+    generation: str
+    models: dict[str, dict[str, EngineReading]]
+    process_start: float | None = None
+    cache_config: dict[str, dict[str, str]] = field(default_factory=dict)  # engine -> labels
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class _Builder:
+    """Mutable accumulation while walking the samples of a page."""
+
+    counters: dict[tuple[str, str, int], dict[SeriesKey, float]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    created: dict[tuple[str, str, int], dict[SeriesKey, float]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    buckets: dict[tuple[str, str, int], dict[SeriesKey, dict[str, list[tuple[str, float]]]]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    gauges: dict[tuple[str, str, int], dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    #: (model, engine, field) -> lowest rank seen (the newest name generation present)
+    ranks: dict[tuple[str, str, str], int] = field(default_factory=dict)
+
+
+def _series_id(labels: dict[str, str], src: Source) -> str:
+    skip = {MODEL_LABEL, "le", *ENGINE_LABELS}
+    if src.key:
+        skip.add(src.key)
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in skip)
+
+
+def _accept(sample: Sample, src: Source) -> bool:
+    labels = sample.labels
+    if any(labels.get(k) != v for k, v in src.where):
+        return False
+    return all(labels.get(r, "0") == "0" for r in RANK_LABELS)
+
+
+def _add(b: _Builder, s: Sample, src: Source, part: str) -> None:
+    model = s.labels.get(MODEL_LABEL, "")
+    engine = next((s.labels[k] for k in ENGINE_LABELS if k in s.labels), DEFAULT_ENGINE)
+    fname = f"{src.field}:{s.labels.get(src.key, '')}" if src.key else src.field
+    slot = (model, engine, src.rank)
+    best = b.ranks.get((model, engine, src.field))
+    if part != "created" and (best is None or src.rank < best):
+        b.ranks[(model, engine, src.field)] = src.rank
+    key = (fname, _series_id(s.labels, src))
+    if part == "created":
+        b.created[slot][key] = s.value
+    elif src.kind == "counter":
+        b.counters[slot][key] = s.value
+    elif src.kind == "gauge":
+        b.gauges[slot].setdefault(fname, []).append(s.value)
+    else:
+        b.buckets[slot].setdefault(key, {}).setdefault(part, []).append((s.labels.get("le", ""), s.value))
+
+
+def _checked(s: Sample, src: Source) -> bool:
+    """Whether to use a sample; a counter that is not a finite count makes the page garbled."""
+    v = s.value
+    if src.kind == "gauge" and src.field.startswith("reported_"):
+        return math.isfinite(v) and v >= 0  # V0 reports -1 for "no data"
+    if src.kind == "gauge" and src.field not in ("running", "waiting", "kv_cache_usage"):
+        return True
+    if not math.isfinite(v) or v < 0:
+        raise ScrapeError("garbled", f"{s.name}{s.labels} = {v} is not a count")
+    return True
+
+
+def _histogram(key: SeriesKey, parts: dict[str, list[tuple[str, float]]]) -> Histogram | None:
+    """A validated histogram, None if the series has no buckets (only _sum/_created)."""
+    if "bucket" not in parts and "count" not in parts:
+        return None
+    problem = histogram_problem(parts)
+    if problem:
+        raise ScrapeError("garbled", f"histogram {key[0]} {{{key[1]}}}: {problem}")
+    buckets = sorted((float(le), c) for le, c in parts["bucket"])
+    total = parts.get("sum", [("", math.nan)])[0][1]
+    return Histogram(tuple(e for e, _ in buckets), tuple(c for _, c in buckets), total, parts["count"][0][1])
+
+
+def _generation(page: Page, saw_engine: bool) -> tuple[str, str]:
+    types = page.types
+    names = {s.name for s in page.samples} | set(types)
+    if any(n.startswith("sglang:") for n in names):
+        return "sglang", "sglang"
+    if names & V0_ONLY or page.helps.get("vllm:num_requests_running") == V0_RUNNING_HELP:
+        return "vllm", "vllm-v0"
+    return "vllm", "vllm-v1-engine" if saw_engine else "vllm-v1"
+
+
+def _field_of(fname: str) -> str:
+    return fname.split(":", 1)[0]
+
+
+def read_page(page: Page, time: float) -> Reading:
+    """Map a validated page onto canonical fields; ScrapeError if nothing on it is recognised."""
+    b = _Builder()
+    process_start: float | None = None
+    cache_config: dict[str, dict[str, str]] = {}
+    saw_engine = False
+    for s in page.samples:
+        hits = SAMPLE_INDEX.get(s.name)
+        if hits is None:
+            if s.name == PROCESS_START:
+                process_start = s.value
+            elif s.name == CACHE_CONFIG_INFO:
+                cache_config[s.labels.get("engine", DEFAULT_ENGINE)] = dict(s.labels)
+            continue
+        saw_engine = saw_engine or "engine" in s.labels
+        for src, part in hits:
+            if _accept(s, src) and (part == "created" or _checked(s, src)):
+                _add(b, s, src, part)
+    if not b.ranks and not cache_config:
+        families = sorted({n for n in page.types if n.startswith(PREFIXES)})[:5]
+        raise ScrapeError("garbled", f"no recognised vLLM/SGLang families (saw {families or 'none'})")
+    backend, generation = _generation(page, saw_engine)
+    return Reading(time, backend, generation, _assemble(b), process_start, cache_config, tuple(page.notes))
+
+
+def _assemble(b: _Builder) -> dict[str, dict[str, EngineReading]]:
+    models: dict[str, dict[str, EngineReading]] = defaultdict(dict)
+    slots = set(b.counters) | set(b.buckets) | set(b.gauges)
+    for model, engine, rank in slots:
+        er = models[model].setdefault(engine, EngineReading())
+
+        def wanted(fname: str, model: str = model, engine: str = engine, rank: int = rank) -> bool:
+            return b.ranks.get((model, engine, _field_of(fname))) == rank
+
+        slot = (model, engine, rank)
+        er.counters.update({k: v for k, v in b.counters.get(slot, {}).items() if wanted(k[0])})
+        er.created.update({k: v for k, v in b.created.get(slot, {}).items() if wanted(k[0])})
+        for key, parts in b.buckets.get(slot, {}).items():
+            h = _histogram(key, parts) if wanted(key[0]) else None
+            if h is not None:
+                er.histograms[key] = h
+        for fname, values in b.gauges.get(slot, {}).items():
+            if wanted(fname):
+                er.gauges[fname] = sum(values) / len(values) if fname in RATIO_GAUGES else sum(values)
+    return {m: dict(sorted(e.items())) for m, e in sorted(models.items())}

@@ -1,0 +1,1 @@
+"""The long-running service behind ``m3mon run``: schedules, exporter and Alertmanager receiver."""

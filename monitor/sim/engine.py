@@ -1,0 +1,272 @@
+"""The simulated vLLM V1 engine: an asyncio step loop with a real scheduler.
+
+Each step admits requests from a bounded FIFO waiting queue into at most ``max_num_seqs``
+running slots (head-of-line blocking when the KV pool cannot hold the head), prefills in chunks
+within a ``max_num_batched_tokens`` budget (time proportional to *uncached* tokens), decodes one
+token plus speculative tokens per running request (acceptance drawn per position from one seeded
+RNG), grows KV allocations and preempts the most recently scheduled request (recompute) when the
+pool is exhausted. A step lasts ``decode_itl`` scaled by batch size plus the prefill time; all
+requests in the step get their tokens at its end, as on a GPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import random
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from monitor.sim.config import SimConfig
+from monitor.sim.faults import Faults
+from monitor.sim.kvcache import KVPool
+from monitor.sim.metrics import SimMetrics
+from monitor.sim.request import SimRequest
+
+
+class QueueFullError(Exception):
+    """The waiting queue is at ``max_queue``; the request is rejected (HTTP 429)."""
+
+
+@dataclass
+class _Work:
+    req: SimRequest
+    prefill: int  # prompt tokens computed in this step
+    decode: bool
+
+
+class Engine:
+    """Scheduler, KV pool and step loop of one simulated engine."""
+
+    def __init__(
+        self,
+        config: SimConfig,
+        faults: Callable[[], Faults],
+        metrics: Callable[[], SimMetrics],
+        on_finish: Callable[[SimRequest], None] | None = None,
+    ) -> None:
+        self._on_finish = on_finish
+        self.config = config
+        self._faults = faults
+        self._metrics = metrics
+        self.rng = random.Random(config.seed)
+        self.pool = KVPool(config.kv_blocks)
+        self.waiting: deque[SimRequest] = deque()
+        self.running: list[SimRequest] = []
+        self._wake = asyncio.Event()
+        self.steps = 0
+
+    # --- frontend side ---------------------------------------------------------------------
+
+    def submit(self, req: SimRequest) -> None:
+        """Queue ``req`` (raises :class:`QueueFullError` when the queue is full)."""
+        if len(self.waiting) >= self.config.max_queue:
+            self._metrics().rejected()
+            raise QueueFullError
+        req.queued = time.monotonic()
+        req.prefill_target = req.prompt_tokens
+        self.waiting.append(req)
+        self._gauges()
+        self._wake.set()
+
+    def abort(self, req: SimRequest) -> None:
+        """Client went away: drop ``req`` wherever it is (not counted as a finished request)."""
+        if req.finish is not None:
+            return
+        if req in self.running:
+            self.running.remove(req)
+            self._release(req)
+        elif req in self.waiting:
+            self.waiting.remove(req)
+        req.finish, req.finish_reason = time.monotonic(), "abort"
+        req.events.put_nowait(True)
+        self._gauges()
+
+    def abort_all(self) -> None:
+        """Abort every request (engine restart)."""
+        for req in [*self.running, *self.waiting]:
+            self.abort(req)
+
+    # --- the loop --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Step forever (cancel the task to stop)."""
+        while True:
+            faults = self._faults()
+            self.pool.set_capacity(faults.kv_pressure)
+            if not faults.brownout_queue_stall:
+                self._admit()
+            if not self.running:
+                self._wake.clear()
+                await self._idle()
+                continue
+            work = self._plan()
+            await asyncio.sleep(self._step_time(work, faults))
+            self._apply(work, time.monotonic())
+
+    async def _idle(self) -> None:
+        timeout = 0.01 if self.waiting else None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout)
+
+    def _admit(self) -> None:
+        now = time.monotonic()
+        while self.waiting and len(self.running) < self.config.max_num_seqs:
+            req = self.waiting[0]
+            if not self._allocate(req):
+                if not self.running and self.pool.used == 0:
+                    self.waiting.popleft()
+                    self._finish(req, "error", now)
+                    continue
+                break
+            self.waiting.popleft()
+            req.scheduled = now
+            if req.first_scheduled is None:
+                req.first_scheduled = now
+            self.running.append(req)
+        self._gauges()
+
+    def _allocate(self, req: SimRequest) -> bool:
+        bs = self.config.block_size
+        hit = self.pool.match_prefix(req.prompt_hashes)
+        if hit * bs >= req.prefill_target:
+            hit = (req.prefill_target - 1) // bs
+        need = math.ceil((req.prefill_target + self.config.spec_tokens + 1) / bs) - hit
+        if not self.pool.acquire(req.prompt_hashes[:hit], need):
+            return False
+        req.hit_hashes = list(req.prompt_hashes[:hit])
+        req.private_blocks = need
+        req.computed = hit * bs
+        if req.preemptions == 0:
+            req.num_cached = hit * bs
+            self._metrics().prefix_cache(req.prompt_tokens, hit * bs)
+        return True
+
+    def _plan(self) -> list[_Work]:
+        self._ensure_kv()
+        budget = self.config.max_num_batched_tokens
+        work: list[_Work] = []
+        for req in self.running:
+            if req.prefilling:
+                chunk = min(req.prefill_target - req.computed, max(0, budget))
+                if chunk:
+                    work.append(_Work(req, chunk, False))
+                    budget -= chunk
+            else:
+                work.append(_Work(req, 0, True))
+                budget -= 1 + self.config.spec_tokens
+        return work
+
+    def _ensure_kv(self) -> None:
+        """Grow each decoding request's blocks; preempt (recompute) the newest when the pool is full."""
+        bs, lookahead = self.config.block_size, self.config.spec_tokens + 1
+        i = 0
+        while i < len(self.running):
+            req = self.running[i]
+            over = self.pool.used > self.pool.capacity and len(self.running) > 1
+            need = math.ceil((req.prompt_tokens + req.generated + lookahead) / bs) - req.blocks_held
+            if not over and (req.prefilling or need <= 0 or self.pool.grow(need)):
+                if not req.prefilling and need > 0:
+                    req.private_blocks += need
+                i += 1
+                continue
+            victim = self.running[-1]
+            self._preempt(victim)
+            if victim is req:
+                continue
+
+    def _preempt(self, req: SimRequest) -> None:
+        self.running.remove(req)
+        self._release(req)
+        req.preemptions += 1
+        req.computed = 0
+        req.prefill_target = req.prompt_tokens + req.generated
+        self.waiting.appendleft(req)
+        self._metrics().preempted()
+
+    def _step_time(self, work: list[_Work], faults: Faults) -> float:
+        cfg = self.config
+        n = len(self.running)
+        t = 0.0
+        if any(w.decode for w in work):
+            t += cfg.decode_itl * (1 + cfg.batch_slowdown * (n - 1) / max(1, cfg.max_num_seqs - 1))
+        prefill = sum(w.prefill for w in work)
+        if prefill:
+            t += cfg.prefill_overhead + prefill / cfg.prefill_tps * faults.brownout_prefill_factor
+        jitter = 1 + cfg.jitter * (2 * self.rng.random() - 1)
+        return max(0.0, t * faults.latency_multiplier * jitter)
+
+    def _apply(self, work: list[_Work], now: float) -> None:
+        self.steps += 1
+        metrics = self._metrics()
+        step_tokens = 0
+        for w in work:
+            req = w.req
+            if req.finish is not None:
+                continue
+            if w.prefill:
+                req.computed += w.prefill
+                req.prefill_kv_computed += w.prefill if req.preemptions == 0 else 0
+                step_tokens += w.prefill
+                if req.prefilling:
+                    continue
+                self._publish(req)
+                new = 1
+            else:
+                new = 1 + self._speculate(req)
+            new = min(new, req.limit - req.generated, req.plan.n_tokens - req.generated)
+            step_tokens += new
+            self._emit(req, new, now, metrics)
+        metrics.step(step_tokens)
+        self._gauges()
+
+    def _speculate(self, req: SimRequest) -> int:
+        k = self.config.spec_tokens
+        if k <= 0:
+            return 0
+        accepted = 0
+        for pos in range(k):
+            p = self.config.spec_acceptance[min(pos, len(self.config.spec_acceptance) - 1)]
+            if self.rng.random() >= p:
+                break
+            accepted += 1
+        self._metrics().spec(k, accepted)
+        return accepted
+
+    def _emit(self, req: SimRequest, new: int, now: float, metrics: SimMetrics) -> None:
+        itl = now - req.token_times[-1] if req.token_times else None
+        req.generated += new
+        req.token_times.extend([now] * new)
+        if req.first_token is None:
+            req.first_token = now
+            metrics.first_token(req)
+        metrics.new_tokens(req, new, itl)
+        if req.generated >= req.limit or req.generated >= req.plan.n_tokens:
+            self.running.remove(req)
+            self._release(req)
+            self._finish(req, req.natural_finish() if req.generated >= req.plan.n_tokens else "length", now)
+        else:
+            req.events.put_nowait(False)
+
+    def _publish(self, req: SimRequest) -> None:
+        fresh = req.prompt_hashes[len(req.hit_hashes) :]
+        self.pool.publish(fresh)
+        req.hit_hashes.extend(fresh)
+        req.private_blocks -= len(fresh)
+
+    def _release(self, req: SimRequest) -> None:
+        self.pool.release(req.hit_hashes, req.private_blocks)
+        req.hit_hashes, req.private_blocks = [], 0
+
+    def _finish(self, req: SimRequest, reason: str, now: float) -> None:
+        req.finish, req.finish_reason = now, reason
+        self._metrics().finished(req)
+        if self._on_finish is not None:
+            self._on_finish(req)
+        req.events.put_nowait(True)
+
+    def _gauges(self) -> None:
+        self._metrics().gauges(len(self.running), len(self.waiting), self.pool.usage())

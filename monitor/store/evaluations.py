@@ -1,0 +1,73 @@
+"""Stored SLO evaluations: one row per (SLO, window, evaluated_at), read back as evaluations."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.slo.evaluate import SLOEvaluation, WindowResult
+from monitor.store.ops import apply_op, evaluations_op
+from monitor.store.tables import EvaluationRow
+
+
+def _assemble(rows: Iterable[EvaluationRow]) -> list[SLOEvaluation]:
+    """Group rows by (SLO, instant) into evaluations, windows in stored order (shortest first)."""
+    groups: dict[tuple[str, float], list[EvaluationRow]] = defaultdict(list)
+    for r in rows:
+        groups[(r.slo_id, r.evaluated_at)].append(r)
+    out = []
+    for (slo_id, at), rs in groups.items():
+        rs.sort(key=lambda r: r.id)
+        windows = tuple(
+            WindowResult(
+                r.window, r.window_start, at, r.good, r.total, r.attainment, r.budget_remaining, r.burn_rate
+            )
+            for r in rs
+        )
+        f = rs[0]
+        out.append(
+            SLOEvaluation(
+                slo_id, f.request_class, f.slo_name, f.sli, f.objective, at, windows, f.status, f.severity
+            )
+        )
+    out.sort(key=lambda e: (e.evaluated_at, e.slo_id))
+    return out
+
+
+class EvaluationRepo:
+    """Writes evaluations idempotently and reads them back."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def save(self, evaluations: Sequence[SLOEvaluation]) -> None:
+        """Store evaluations; rows already stored for the same key are left as they are."""
+        apply_op(self.session, evaluations_op(evaluations))
+
+    def last_evaluated_at(self, slo_id: str) -> float | None:
+        q = select(func.max(EvaluationRow.evaluated_at)).where(EvaluationRow.slo_id == slo_id)
+        value = self.session.scalar(q)
+        return float(value) if value is not None else None
+
+    def latest(self, at: float | None = None) -> list[SLOEvaluation]:
+        """The newest evaluation of every SLO (at or before ``at`` when given)."""
+        e = EvaluationRow
+        newest = select(e.slo_id, func.max(e.evaluated_at).label("at")).group_by(e.slo_id)
+        if at is not None:
+            newest = newest.where(e.evaluated_at <= at)
+        sub = newest.subquery()
+        q = select(e).join(sub, (e.slo_id == sub.c.slo_id) & (e.evaluated_at == sub.c.at))
+        return _assemble(self.session.scalars(q))
+
+    def between(self, start: float, end: float, slo_id: str | None = None) -> list[SLOEvaluation]:
+        """Evaluations with ``start <= evaluated_at < end``, oldest first."""
+        q = select(EvaluationRow).where(EvaluationRow.evaluated_at >= start, EvaluationRow.evaluated_at < end)
+        if slo_id is not None:
+            q = q.where(EvaluationRow.slo_id == slo_id)
+        return _assemble(self.session.scalars(q))
+
+    def count(self) -> int:
+        return int(self.session.scalar(select(func.count()).select_from(EvaluationRow)) or 0)

@@ -1,0 +1,40 @@
+"""Retention: raw probe results, scrape intervals and event slices older than the retention go.
+
+Evaluations and hourly slice rollups are kept: they are small (one row per SLO per window per
+step, one per SLO per hour) and they are what the SLO period and the reports read. The pruned
+horizon is remembered in ``store_meta`` so window counting knows where raw slices end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from monitor.store.counts import PRUNED_KEY, pruned_before
+from monitor.store.tables import EventSliceRow, MetaRow, ProbeResultRow, ScrapeIntervalRow
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """How many rows one retention pass removed."""
+
+    probe_results: int
+    scrape_intervals: int
+    event_slices: int
+
+
+def prune(session: Session, now: float, retention: float) -> Pruned:
+    """Delete raw rows older than ``now − retention`` inside the caller's transaction."""
+    cutoff = now - retention
+    counts = []
+    for stmt in (
+        delete(ProbeResultRow).where(ProbeResultRow.started_at < cutoff),
+        delete(ScrapeIntervalRow).where(ScrapeIntervalRow.end < cutoff),
+        delete(EventSliceRow).where(EventSliceRow.end <= cutoff),
+    ):
+        counts.append(int(getattr(session.execute(stmt), "rowcount", 0)))
+    if cutoff > pruned_before(session):
+        session.merge(MetaRow(key=PRUNED_KEY, value=cutoff))
+    return Pruned(*counts)

@@ -1,0 +1,202 @@
+"""The store's tables as SQLAlchemy 2 typed ORM models.
+
+Times are Unix seconds (UTC) in double-precision columns: cheap to compare and index on both
+SQLite and PostgreSQL, and the same numbers the probes and the collector produce. Every table
+that receives replayed writes has a natural-key unique constraint, so a replay never duplicates.
+The Alembic migrations in ``migrations/versions`` must describe exactly these tables (a test
+checks it with ``alembic.autogenerate.compare_metadata``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, Double, ForeignKey, Index, Integer, MetaData, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {float: Double(), dict[str, Any]: JSON(), list[Any]: JSON()}
+
+
+class EndpointRow(Base):
+    """A monitored endpoint, by its configured name."""
+
+    __tablename__ = "endpoints"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    base_url: Mapped[str] = mapped_column(String(500), default="")
+    backend: Mapped[str] = mapped_column(String(20), default="")
+    model: Mapped[str] = mapped_column(String(200), default="")
+
+
+class DeploymentRow(Base):
+    """One deployment fingerprint of an endpoint; a new row only when the fingerprint changes."""
+
+    __tablename__ = "deployments"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"), index=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    first_seen: Mapped[float]
+    last_seen: Mapped[float]
+    vllm_version: Mapped[str | None] = mapped_column(String(50))
+    max_model_len: Mapped[int | None]
+    block_size: Mapped[int | None]
+    kv_cache_dtype: Mapped[str | None] = mapped_column(String(30))
+    prefix_caching: Mapped[bool | None] = mapped_column(Boolean)
+    gpu_memory_utilization: Mapped[float | None]
+    image_digest: Mapped[str | None] = mapped_column(String(300))
+    checkpoint: Mapped[str | None] = mapped_column(String(300))
+    tensor_parallel_size: Mapped[int | None]
+    expert_parallel_size: Mapped[int | None]
+    config_max_model_len: Mapped[int | None]
+    config_kv_cache_dtype: Mapped[str | None] = mapped_column(String(30))
+
+
+class ProbeResultRow(Base):
+    """One probe run: the main numbers as columns, everything else as JSON."""
+
+    __tablename__ = "probe_results"
+    __table_args__ = (UniqueConstraint("endpoint", "request_class", "kind", "started_at"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"))
+    request_class: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(30))
+    started_at: Mapped[float] = mapped_column(index=True)
+    ok: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str | None] = mapped_column(String(40))
+    status_code: Mapped[int | None]
+    ttft: Mapped[float | None]
+    ttft_answer: Mapped[float | None]
+    itl_mean: Mapped[float | None]
+    tpot: Mapped[float | None]
+    e2e: Mapped[float | None]
+    server_queue: Mapped[float | None]
+    network: Mapped[float | None]
+    prompt_tokens: Mapped[int | None]
+    completion_tokens: Mapped[int | None]
+    model: Mapped[str | None] = mapped_column(String(200))
+    finish_reason: Mapped[str | None] = mapped_column(String(40))
+    trace_id: Mapped[str | None] = mapped_column(String(64))
+    detail: Mapped[str] = mapped_column(String(1000), default="")
+    extra: Mapped[dict[str, Any]]
+    log: Mapped[list[Any]]
+
+
+class ScrapeIntervalRow(Base):
+    """One collector interval: rates and gauges as columns, histograms as JSON."""
+
+    __tablename__ = "scrape_intervals"
+    __table_args__ = (UniqueConstraint("endpoint", "end"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"))
+    start: Mapped[float | None]
+    end: Mapped[float] = mapped_column(index=True)
+    reset: Mapped[bool] = mapped_column(Boolean)
+    backend: Mapped[str] = mapped_column(String(20))
+    generation: Mapped[str] = mapped_column(String(40))
+    model: Mapped[str | None] = mapped_column(String(200))
+    requests: Mapped[float]
+    request_rate: Mapped[float | None]
+    prompt_tokens_per_second: Mapped[float | None]
+    generation_tokens_per_second: Mapped[float | None]
+    preemptions: Mapped[float | None]
+    running: Mapped[float | None]
+    waiting: Mapped[float | None]
+    kv_cache_usage: Mapped[float | None]
+    prefix_cache_hit_rate: Mapped[float | None]
+    spec_acceptance_rate: Mapped[float | None]
+    finished: Mapped[dict[str, Any]]
+    histograms: Mapped[dict[str, Any]]
+    notes: Mapped[list[Any]]
+
+
+class EventSliceRow(Base):
+    """Good/total events of one SLO over ``(start, end]``, computed at ingest."""
+
+    __tablename__ = "event_slices"
+    __table_args__ = (
+        UniqueConstraint("slo_id", "endpoint", "origin", "end"),
+        Index("ix_event_slices_slo_end", "slo_id", "end"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slo_id: Mapped[str] = mapped_column(String(201))
+    endpoint: Mapped[str] = mapped_column(String(100))
+    origin: Mapped[str] = mapped_column(String(40))
+    source: Mapped[str] = mapped_column(String(10))
+    start: Mapped[float]
+    end: Mapped[float]
+    good: Mapped[float]
+    total: Mapped[float]
+    exact: Mapped[bool] = mapped_column(Boolean)
+
+
+class SliceRollupRow(Base):
+    """Hourly sums of event slices ending in ``(hour_end − 3600, hour_end]``; kept like evaluations."""
+
+    __tablename__ = "slice_rollups"
+    slo_id: Mapped[str] = mapped_column(String(201), primary_key=True)
+    hour_end: Mapped[float] = mapped_column(primary_key=True)
+    good: Mapped[float]
+    total: Mapped[float]
+
+
+class EvaluationRow(Base):
+    """One window of one SLO at one aligned instant."""
+
+    __tablename__ = "evaluations"
+    __table_args__ = (
+        UniqueConstraint("slo_id", "window", "evaluated_at"),
+        Index("ix_evaluations_at", "evaluated_at"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slo_id: Mapped[str] = mapped_column(String(201))
+    request_class: Mapped[str] = mapped_column(String(100))
+    slo_name: Mapped[str] = mapped_column(String(100))
+    sli: Mapped[str] = mapped_column(String(20))
+    window: Mapped[str] = mapped_column(String(10))
+    window_start: Mapped[float]
+    evaluated_at: Mapped[float]
+    objective: Mapped[float]
+    good: Mapped[float]
+    total: Mapped[float]
+    attainment: Mapped[float | None]
+    budget_remaining: Mapped[float | None]
+    burn_rate: Mapped[float | None]
+    status: Mapped[str] = mapped_column(String(12))
+    severity: Mapped[str | None] = mapped_column(String(10))
+
+
+class IncidentRow(Base):
+    """One Alertmanager alert, updated from firing to resolved."""
+
+    __tablename__ = "incidents"
+    __table_args__ = (UniqueConstraint("fingerprint", "starts_at"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    alertname: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(10))
+    starts_at: Mapped[float] = mapped_column(index=True)
+    ends_at: Mapped[float | None]
+    labels: Mapped[dict[str, Any]]
+    annotations: Mapped[dict[str, Any]]
+    request_class: Mapped[str | None] = mapped_column(String(100))
+    slo: Mapped[str | None] = mapped_column(String(100))
+    severity: Mapped[str | None] = mapped_column(String(20))
+    updated_at: Mapped[float]
+
+
+class MetaRow(Base):
+    """Store bookkeeping (e.g. up to when raw data was pruned)."""
+
+    __tablename__ = "store_meta"
+    key: Mapped[str] = mapped_column(String(50), primary_key=True)
+    value: Mapped[float]

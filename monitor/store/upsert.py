@@ -1,0 +1,79 @@
+"""Idempotent inserts that work on SQLite and PostgreSQL alike.
+
+Both dialects speak ``INSERT ... ON CONFLICT``; SQLAlchemy exposes it through each dialect's own
+``insert``. Every replayable write goes through these helpers keyed by the table's natural key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+CHUNK = 400
+
+
+def _insert(session: Session, table: Table) -> Any:
+    name = session.get_bind().dialect.name
+    if name == "postgresql":
+        return postgresql.insert(table)
+    if name == "sqlite":
+        return sqlite.insert(table)
+    raise ValueError(f"unsupported database dialect {name!r} (use sqlite or postgresql)")
+
+
+def insert_ignore(
+    session: Session, table: Table, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]
+) -> list[Mapping[str, Any]]:
+    """Insert rows whose natural ``keys`` are new; returns the rows actually inserted."""
+    inserted: list[Mapping[str, Any]] = []
+    for i in range(0, len(rows), CHUNK):
+        chunk = list(rows[i : i + CHUNK])
+        stmt = _insert(session, table).values(chunk).on_conflict_do_nothing(index_elements=list(keys))
+        stmt = stmt.returning(*(table.c[k] for k in keys))
+        new = {tuple(r) for r in session.execute(stmt)}
+        inserted.extend(r for r in chunk if tuple(r[k] for k in keys) in new)
+    return inserted
+
+
+def upsert_add(
+    session: Session, table: Table, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], add: Sequence[str]
+) -> None:
+    """Insert rows, or add their ``add`` columns onto the existing row with the same keys."""
+    for i in range(0, len(rows), CHUNK):
+        stmt = _insert(session, table).values(list(rows[i : i + CHUNK]))
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(keys), set_={c: table.c[c] + stmt.excluded[c] for c in add}
+        )
+        session.execute(stmt)
+
+
+def upsert_replace(
+    session: Session,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]],
+    keys: Sequence[str],
+    update: Sequence[str],
+) -> None:
+    """Insert rows, or overwrite the ``update`` columns of the existing row with the same keys."""
+    for i in range(0, len(rows), CHUNK):
+        stmt = _insert(session, table).values(list(rows[i : i + CHUNK]))
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(keys), set_={c: stmt.excluded[c] for c in update}
+        )
+        session.execute(stmt)
+
+
+def finite(value: Any) -> Any:
+    """``value`` with NaN and ±Inf floats replaced by None (PostgreSQL JSON rejects them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value

@@ -1,0 +1,114 @@
+"""A throwaway PostgreSQL cluster for tests (session-scoped fixture ``postgres_url``).
+
+``initdb`` and ``pg_ctl`` from /usr/lib/postgresql/15/bin run as the ``postgres`` OS user (tests
+run as root), with the data directory and the unix socket in a temporary directory owned by
+postgres, trust authentication, listening on 127.0.0.1 on a free port. The cluster is stopped
+(``pg_ctl stop -m immediate``) and its directory removed afterwards, always. Skips when the
+binaries are missing unless ``M3MON_REQUIRE_REAL=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.real import require_binary
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class PostgresCluster:
+    """A running cluster; ``stop()``/``start()`` simulate an outage."""
+
+    pg_ctl: str
+    data: Path
+    port: int
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _ctl(self, *args: str) -> None:
+        cmd = ["runuser", "-u", "postgres", "--", self.pg_ctl, "-D", str(self.data), *args]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+
+    def start(self) -> None:
+        opts = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.data.parent} -c fsync=off"
+        self._ctl("-l", str(self.log), "-w", "-t", "30", "-o", opts, "start")
+
+    def stop(self) -> None:
+        self._ctl("-m", "immediate", "-w", "-t", "30", "stop")
+
+    def kill(self) -> None:
+        """Last resort when pg_ctl cannot stop it: SIGKILL the postmaster we started."""
+        pid = int((self.data / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGKILL)
+
+    def running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    initdb = require_binary("initdb", f"{PG_BIN}/initdb")
+    pg_ctl = require_binary("pg_ctl", f"{PG_BIN}/pg_ctl")
+    require_binary("runuser")
+    root = Path(tempfile.mkdtemp(prefix="m3mon-pg-"))
+    shutil.chown(root, "postgres", "postgres")
+    os.chmod(root, 0o700)
+    data = root / "data"
+    cluster = PostgresCluster(pg_ctl, data, free_port(), root / "postgres.log")
+    try:
+        subprocess.run(
+            [
+                "runuser",
+                "-u",
+                "postgres",
+                "--",
+                initdb,
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        cluster.start()
+        yield cluster
+    finally:
+        if cluster.running():
+            try:
+                cluster.stop()
+            except subprocess.SubprocessError:
+                cluster.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_cluster: PostgresCluster) -> str:
+    """SQLAlchemy URL of the throwaway cluster's ``postgres`` database."""
+    return postgres_cluster.url
