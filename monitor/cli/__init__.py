@@ -19,7 +19,18 @@ from monitor import __version__
 from monitor.errors import ConfigError, M3MonError
 
 #: Sub-command modules, in the order ``m3mon --help`` lists them.
-COMMANDS: tuple[str, ...] = ("check_config", "probe", "scrape", "sim", "db", "generate", "report")
+COMMANDS: tuple[str, ...] = (
+    "check_config",
+    "run",
+    "sim",
+    "scrape",
+    "probe",
+    "db",
+    "slo",
+    "generate",
+    "report",
+    "demo",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

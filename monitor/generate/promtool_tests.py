@@ -22,7 +22,9 @@ from monitor.model import SLO, Model
 def _expected(alert: Alert, model: Model, series_labels: dict[str, str]) -> dict[str, Any]:
     rule = alert.rule(model.alerting)
     labels = {**series_labels, **rule["labels"]}
-    ann = {k: v.replace("{{ $labels.endpoint }}", series_labels.get("endpoint", "")) for k, v in rule["annotations"].items()}
+    ann = dict(rule["annotations"])
+    for name, value in series_labels.items():
+        ann = {k: v.replace("{{ $labels.%s }}" % name, value) for k, v in ann.items()}
     return {"exp_labels": labels, "exp_annotations": ann}
 
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from monitor.conventions import FAILURE_CATEGORIES, PARSER_MARKERS
 from monitor.probes.exchange import Exchange
 
-_REPEAT = re.compile(r"(.{1,24}?)\1{5,}", re.DOTALL)
+#: A short unit (under 8 characters) six times in a row, or a phrase (8-80 characters) twice.
+_REPEATS = (re.compile(r"(.{1,7}?)\1{5,}", re.DOTALL), re.compile(r"(.{8,80}?)\1+", re.DOTALL))
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,18 @@ def leaked_marker(text: str) -> str | None:
 
 
 def is_degenerate(text: str) -> bool:
-    """True for looping or junk output: one short unit repeated, or one word dominating."""
+    """True for looping or junk output: a unit repeated over most of the text, or one word dominating.
+
+    Probe answers are short (16 tokens), so a phrase seen twice in a row over 60 % of the text
+    already counts; a real answer does not repeat itself verbatim.
+    """
     stripped = text.strip()
     if len(stripped) < 12:
         return False
-    match = _REPEAT.search(stripped)
-    if match is not None and len(match.group(0)) >= 0.6 * len(stripped):
-        return True
+    for pattern in _REPEATS:
+        match = pattern.search(stripped)
+        if match is not None and len(match.group(0)) >= 0.6 * len(stripped):
+            return True
     if len(set(stripped.replace(" ", ""))) <= 2:
         return True
     words = stripped.split()
@@ -94,6 +100,8 @@ def judge_answer(
     if marker is not None:
         return Verdict("parser_leak", f"raw parser marker {marker!r} in the answer")
     if not t.content.strip() and not t.tool_calls and not allow_empty_content:
+        if t.finish_reason == "length":
+            return Verdict("truncated", "finish_reason length before any answer (budget spent reasoning)")
         return Verdict("empty_output", f"no content and no tool call (finish_reason {t.finish_reason})")
     if is_degenerate(t.content) or is_degenerate(t.reasoning):  # before truncated: loops run to the limit
         return Verdict("degenerate_output", f"repetitive output: {t.content.strip()[:60]!r}")

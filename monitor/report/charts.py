@@ -11,11 +11,12 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
+from datetime import timedelta
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from monitor.report.data import BREAKDOWN_PARTS, LATENCY_KINDS, Breakdown, LatencyStats, SLOSeries
+from monitor.report.data import BREAKDOWN_PARTS, LATENCY_KINDS, Breakdown, LatencyStats, Period, SLOSeries
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 PART_LABELS = {
@@ -46,25 +47,35 @@ def _nan(value: float | None, scale: float = 1.0) -> float:
     return math.nan if value is None else value * scale
 
 
-def burn_down(series: Sequence[SLOSeries]) -> bytes | None:
+def _left_margin(labels: Sequence[str]) -> float:
+    """Room for the longest class name on the y axis, as a share of a 9-inch figure."""
+    return min(0.4, 0.03 + 0.0075 * max((len(x) for x in labels), default=4))
+
+
+def burn_down(series: Sequence[SLOSeries], week: Period) -> bytes | None:
     """Attainment (cumulative over the week) and error budget left, one line per SLO of a class."""
     if not any(p.attainment is not None for s in series for p in s.points):
         return None
-    fig = Figure(figsize=(9.0, 2.8), layout="constrained")
+    fig = Figure(figsize=(9.0, 2.6))
+    fig.subplots_adjust(left=0.07, right=0.99, top=0.88, bottom=0.14, wspace=0.22)
     att, bud = fig.subplots(1, 2)
+    start = week.start
+    days = math.ceil(week.seconds / 86400)
+    ticks = [(start + timedelta(days=d)).strftime("%a %d") for d in range(days + 1)] if days <= 14 else []
     for i, s in enumerate(series):
         colour = PALETTE[i % len(PALETTE)]
-        xs = [p.at for p in s.points]
+        xs = [(p.at - start).total_seconds() / 86400 for p in s.points]
         att.plot(xs, [_nan(p.attainment, 100) for p in s.points], color=colour, label=plain(s.slo))
         att.axhline(s.objective * 100, color=colour, linestyle=":", linewidth=0.8)
         bud.plot(xs, [_nan(p.budget_remaining, 100) for p in s.points], color=colour, label=plain(s.slo))
-    att.set_title("Attainment this week (%)  · dotted: objective")
-    bud.set_title("Error budget left in the SLO period (%)")
+    att.set_title("Attainment this week so far (%)", loc="left")
+    bud.set_title("Error budget left in the SLO period (%)", loc="left")
     bud.axhline(25, color="#d62728", linestyle="--", linewidth=0.8)
     bud.axhline(0, color="black", linewidth=0.6)
     for ax in (att, bud):
         ax.grid(True, alpha=0.3)
-        ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+        if ticks:
+            ax.set_xticks(range(len(ticks)), ticks, fontsize=7)
     bud.legend(loc="lower left", fontsize=7, ncols=2)
     return _png(fig)
 
@@ -75,7 +86,8 @@ def latency(stats: Sequence[LatencyStats]) -> bytes | None:
         return None
     classes = list(dict.fromkeys(s.request_class for s in stats))
     by_key = {(s.request_class, s.kind): s for s in stats}
-    fig = Figure(figsize=(9.0, 1.0 + 0.35 * max(3, len(classes))), layout="constrained")
+    fig = Figure(figsize=(9.0, 1.0 + 0.35 * max(3, len(classes))))
+    fig.subplots_adjust(left=_left_margin(classes), right=0.99, top=0.9, bottom=0.12, wspace=0.08)
     axes = fig.subplots(1, len(LATENCY_KINDS), sharey=True)
     width = 0.27
     for ax, kind in zip(axes, LATENCY_KINDS, strict=True):
@@ -97,7 +109,8 @@ def breakdown(rows: Sequence[Breakdown]) -> bytes | None:
     rows = [r for r in rows if any(v is not None for _, v in r.parts)]
     if not rows:
         return None
-    fig = Figure(figsize=(9.0, 0.9 + 0.32 * max(3, len(rows))), layout="constrained")
+    fig = Figure(figsize=(9.0, 1.2 + 0.32 * max(3, len(rows))))
+    fig.subplots_adjust(left=_left_margin([r.request_class for r in rows]), right=0.99, top=0.8, bottom=0.15)
     ax = fig.subplots()
     left = [0.0] * len(rows)
     for j, part in enumerate(BREAKDOWN_PARTS):
@@ -108,5 +121,5 @@ def breakdown(rows: Sequence[Breakdown]) -> bytes | None:
     ax.invert_yaxis()
     ax.set_xlabel("mean seconds per probe request")
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=7, ncols=5)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=7, ncols=5, frameon=False)
     return _png(fig)

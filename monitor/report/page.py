@@ -52,14 +52,14 @@ def data_uri(png: bytes | None) -> str | None:
 
 
 def stylesheet() -> str:
-    return resources.files("monitor.report").joinpath("templates", STYLESHEET).read_text("utf-8")
+    return resources.files("monitor.report").joinpath("templates").joinpath(STYLESHEET).read_text("utf-8")
 
 
 def render_html(data: ReportData) -> str:
     """The whole page as a string."""
     burn_charts = []
     for c in data.classes:
-        png = charts.burn_down([s for s in data.series if s.request_class == c.name])
+        png = charts.burn_down([s for s in data.series if s.request_class == c.name], data.week)
         if png is not None:
             burn_charts.append((c.name, data_uri(png)))
     hours = round(data.deployment_window_seconds / 3600)

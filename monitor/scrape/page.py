@@ -172,8 +172,12 @@ def parse(text: str, *, parser: ParserName = "fast", partial: bool = False) -> P
 
 def _duplicates(page: Page) -> Iterator[str]:
     seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    memo: dict[int, tuple[tuple[str, str], ...]] = {}  # the fast parser shares equal label dicts
     for s in page.samples:
-        key = (s.name, tuple(sorted(s.labels.items())))
+        items = memo.get(id(s.labels))
+        if items is None:
+            items = memo[id(s.labels)] = tuple(sorted(s.labels.items()))
+        key = (s.name, items)
         if key in seen:
             yield f"series {s.name}{s.labels} appears twice"
         seen.add(key)
@@ -202,12 +206,14 @@ def _series_key(s: Sample, page: Page) -> tuple[str, tuple[tuple[str, str], ...]
 def _invalid_series(page: Page) -> Iterator[tuple[tuple[str, tuple[tuple[str, str], ...]], str]]:
     """Yield (series key, problem) for each counter or histogram series that is not valid."""
     hists: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, list[tuple[str, float]]]] = {}
+    families: dict[str, tuple[str, str] | None] = {}
     for s in page.samples:
-        fam = _family(s.name, page)
+        fam = families.get(s.name, ("", ""))
+        if fam == ("", ""):
+            fam = families[s.name] = _family(s.name, page)
         if fam is None:
             continue
-        key = _series_key(s, page)
-        assert key is not None
+        key = (fam[0], tuple(sorted((k, v) for k, v in s.labels.items() if k != "le")))
         if fam[1] == "value":
             if math.isnan(s.value) or s.value < 0:
                 yield key, f"counter {s.name}{s.labels} has value {s.value}"

@@ -80,11 +80,20 @@ class _Builder:
     ranks: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
 
+_SKIP = frozenset({MODEL_LABEL, "le", *ENGINE_LABELS})
+_IDS: dict[tuple[tuple[tuple[str, str], ...], str | None], str] = {}
+
+
 def _series_id(labels: dict[str, str], src: Source) -> str:
-    skip = {MODEL_LABEL, "le", *ENGINE_LABELS}
-    if src.key:
-        skip.add(src.key)
-    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in skip)
+    """The labels a canonical field sums over, as one string (memoised: label sets repeat)."""
+    memo_key = (tuple(labels.items()), src.key)
+    found = _IDS.get(memo_key)
+    if found is None:
+        found = ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in _SKIP and k != src.key)
+        if len(_IDS) > 50_000:
+            _IDS.clear()
+        _IDS[memo_key] = found
+    return found
 
 
 def _accept(sample: Sample, src: Source) -> bool:

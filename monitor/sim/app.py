@@ -98,6 +98,9 @@ def build_app(sim: Simulator) -> Starlette:
     async def completions(request: Request) -> Response:
         return await handle(sim, request, COMPLETIONS)
 
+    async def fault_switch(request: Request) -> Response:
+        return await faults(sim, request)
+
     routes = [
         Route(CHAT, chat, methods=["POST"]),
         Route(COMPLETIONS, completions, methods=["POST"]),
@@ -110,7 +113,7 @@ def build_app(sim: Simulator) -> Starlette:
         Route("/metrics/", lambda r: metrics(sim, r), methods=["GET"]),
         Route("/sim/truth", lambda r: JSONResponse(sim.truth()), methods=["GET"]),
         Route("/sim/stats", lambda r: stats(sim, r), methods=["GET"]),
-        Route("/sim/faults", lambda r: faults(sim, r), methods=["GET", "POST", "DELETE"]),
+        Route("/sim/faults", fault_switch, methods=["GET", "POST", "DELETE"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(Frontdoor, sim=sim)

@@ -11,10 +11,11 @@ harmless.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from monitor.model import Model
-from monitor.slo.evaluate import SLOEvaluation, evaluate_counts
+from monitor.slo.evaluate import Counter, SLOEvaluation, evaluate_counts
 from monitor.slo.windows import align
 
 STEP = 60.0
@@ -25,7 +26,9 @@ MAX_STEPS = 240
 class EvaluationStore(Protocol):
     """What :func:`evaluate_due` needs from a store (the SQL store implements it)."""
 
-    def counts(self, slo_id: str, start: float, end: float) -> tuple[float, float]: ...
+    def counter(self) -> AbstractContextManager[Counter]:
+        """A :data:`~monitor.slo.evaluate.Counter` valid inside the ``with`` block (one read session)."""
+        ...
 
     def last_evaluated_at(self, slo_id: str) -> float | None: ...
 
@@ -60,7 +63,10 @@ def evaluate_due(
     done: list[SLOEvaluation] = []
     for slo in model.slos:
         steps = due_steps(store.last_evaluated_at(slo.id), now, step, max_backfill, max_steps)
-        evaluations = [evaluate_counts(slo, at, store.counts) for at in steps]
+        if not steps:
+            continue
+        with store.counter() as counts:
+            evaluations = [evaluate_counts(slo, at, counts) for at in steps]
         if evaluations:
             store.save_evaluations(evaluations)
             done.extend(evaluations)

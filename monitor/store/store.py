@@ -14,7 +14,7 @@ from sqlalchemy import inspect
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.errors import StoreError
-from monitor.slo.evaluate import SLOEvaluation
+from monitor.slo.evaluate import Counter, SLOEvaluation
 from monitor.store.counts import EventCounts
 from monitor.store.engine import make_engine
 from monitor.store.evaluations import EvaluationRepo
@@ -52,9 +52,16 @@ class Store:
 
     # --- evaluator hooks (monitor.slo.due.EvaluationStore) -------------------------------
 
-    def counts(self, slo_id: str, start: float, end: float) -> tuple[float, float]:
+    @contextmanager
+    def counter(self) -> Iterator[Counter]:
+        """Window counts over one read session (see :class:`monitor.store.counts.EventCounts`)."""
         with self.session() as s:
-            return EventCounts(s).counts(slo_id, start, end)
+            yield EventCounts(s).counts
+
+    def counts(self, slo_id: str, start: float, end: float) -> tuple[float, float]:
+        """Counts of one window in its own session (convenient; use :meth:`counter` in loops)."""
+        with self.counter() as counts:
+            return counts(slo_id, start, end)
 
     def last_evaluated_at(self, slo_id: str) -> float | None:
         with self.session() as s:

@@ -70,7 +70,9 @@ FAULTS: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "faults", "reason"), FAULTS, ids=[f"{k}-{next(iter(f))}" for k, f, _ in FAULTS])
+@pytest.mark.parametrize(
+    ("kind", "faults", "reason"), FAULTS, ids=[f"{k}-{next(iter(f))}" for k, f, _ in FAULTS]
+)
 def test_each_fault_yields_its_category(model: Model, healthy_sim: SimHandle, kind: str, faults: dict[str, Any],
                                         reason: str) -> None:  # fmt: skip
     healthy_sim.set_faults(**faults)

@@ -23,7 +23,7 @@ def test_events_keep_arrival_time_of_their_last_byte() -> None:
 
 
 def test_crlf_comments_multiline_data_and_event_names() -> None:
-    raw = b": keep-alive\r\n\r\nevent: x\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\ndata: [DONE]\r\n\r\n"
+    raw = b': keep-alive\r\n\r\nevent: x\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: [DONE]\r\n\r\n'
     events = list(sse_events([(1.0, raw[:7]), (2.0, raw[7:30]), (3.0, raw[30:])]))
     assert [(e.event, e.data) for e in events] == [("x", '{"a":\n1}'), (None, "[DONE]")]
 
@@ -63,8 +63,18 @@ def test_reasoning_under_either_key_and_not_twice() -> None:
 def test_tool_call_fragments_are_joined() -> None:
     frames = [
         chunk({"role": "assistant", "content": ""}),
-        chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                               "function": {"name": "get_weather", "arguments": '{"city": '}}]}),  # fmt: skip
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": '},
+                    }
+                ]
+            }
+        ),
         chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}),
         chunk({}, "tool_calls"),
         DONE,

@@ -63,8 +63,8 @@ def test_new_name_wins_when_both_exist() -> None:
     assert t.prefix_cache_hits == 0  # only the old name shows hits on this excerpt
     assert t.kv_cache_usage == approx(9.75010481363281e-06)
     both = (
-        "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n"
-        "# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.9\n"
+        '# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.5\n'
+        '# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.9\n'
     )
     from monitor.scrape.collector import read_text
 

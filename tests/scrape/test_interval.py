@@ -73,7 +73,11 @@ def test_changed_process_start_resets_everything() -> None:
     new = rd(page(9, 150, (2, 3, 4), start=60.0), 110.0)
     s = signals("e", new, old)
     assert s.reset is True
-    assert (s.total.finished["stop"], s.total.generation_tokens, s.total.histograms["e2e"].count) == (9, 150, 4)
+    assert (s.total.finished["stop"], s.total.generation_tokens, s.total.histograms["e2e"].count) == (
+        9,
+        150,
+        4,
+    )
 
 
 def test_cumulative_has_no_rates() -> None:

@@ -10,7 +10,7 @@ from monitor.scrape.page import parse, parse_fast, parse_reference
 from tests.scrape.conftest import page_text
 
 H = "# TYPE vllm:e2e_request_latency_seconds histogram\n"
-S = 'vllm:e2e_request_latency_seconds'
+S = "vllm:e2e_request_latency_seconds"
 LBL = 'engine="0",model_name="m"'
 
 

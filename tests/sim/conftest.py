@@ -17,6 +17,14 @@ from monitor.sim.harness import SimHandle, running_simulator
 
 MODEL = "MiniMaxAI/MiniMax-M3"
 FAST: dict[str, Any] = {"decode_itl": 0.002, "prefill_overhead": 0.001, "jitter": 0.0}
+#: One shared HTTP client (building a client per call costs tens of milliseconds).
+HTTP = httpx.Client(timeout=20)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_http() -> Iterator[None]:
+    yield
+    HTTP.close()
 
 
 @pytest.fixture
@@ -39,7 +47,7 @@ def ask(text: str, **extra: Any) -> dict[str, Any]:
 
 def samples(base_url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """Every sample of ``/metrics`` keyed by (sample name, sorted labels)."""
-    text = httpx.get(f"{base_url}/metrics", timeout=10).text
+    text = HTTP.get(f"{base_url}/metrics").text
     out = {}
     for fam in text_string_to_metric_families(text):
         for s in fam.samples:

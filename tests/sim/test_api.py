@@ -10,13 +10,15 @@ import openai
 import pytest
 
 from monitor.sim.harness import SimHandle, running_simulator
-from tests.sim.conftest import FAST, MODEL, ask
+from tests.sim.conftest import FAST, HTTP, MODEL, ask
 
 pytestmark = pytest.mark.timeout(60)
 
 
 def test_ready_non_streaming(client: openai.OpenAI) -> None:
-    r = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Return the word ready."}])
+    r = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "Return the word ready."}]
+    )
     assert r.object == "chat.completion" and r.id.startswith("chatcmpl-")
     assert r.choices[0].message.content == "ready"
     assert r.choices[0].finish_reason == "stop"
@@ -44,7 +46,7 @@ def test_streaming_shape(client: openai.OpenAI) -> None:
 
 
 def test_raw_sse_ends_with_done(sim: SimHandle) -> None:
-    with httpx.stream("POST", f"{sim.base_url}/v1/chat/completions", json=ask("Hi", stream=True)) as r:
+    with HTTP.stream("POST", f"{sim.base_url}/v1/chat/completions", json=ask("Hi", stream=True)) as r:
         lines = [line for line in r.iter_lines() if line]
     assert r.headers["content-type"].startswith("text/event-stream")
     assert all(line.startswith("data: ") for line in lines)
@@ -55,54 +57,58 @@ def test_raw_sse_ends_with_done(sim: SimHandle) -> None:
 def test_completions(client: openai.OpenAI) -> None:
     r = client.completions.create(model=MODEL, prompt="Return the word ready.", max_tokens=8)
     assert r.object == "text_completion" and r.choices[0].text == "ready"
-    streamed = list(client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=5, stream=True))
+    streamed = list(
+        client.completions.create(model=MODEL, prompt="Once upon a time", max_tokens=5, stream=True)
+    )
     assert sum(len(c.choices[0].text) for c in streamed if c.choices) > 0
     assert streamed[-1].choices[0].finish_reason == "length"
 
 
 def test_models_version_load(sim: SimHandle) -> None:
-    models = httpx.get(f"{sim.base_url}/v1/models").json()
+    models = HTTP.get(f"{sim.base_url}/v1/models").json()
     card = models["data"][0]
     assert models["object"] == "list" and card["id"] == MODEL and card["max_model_len"] == 131072
     assert card["owned_by"] == "vllm" and card["permission"][0]["object"] == "model_permission"
-    assert httpx.get(f"{sim.base_url}/version").json() == {"version": "0.33.0"}
-    assert httpx.get(f"{sim.base_url}/load").json() == {"server_load": 0}
+    assert HTTP.get(f"{sim.base_url}/version").json() == {"version": "0.33.0"}
+    assert HTTP.get(f"{sim.base_url}/load").json() == {"server_load": 0}
 
 
 def test_context_overflow_is_400(client: openai.OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as exc:
-        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=131072)
+        client.chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "hi"}], max_tokens=131072
+        )
     assert "This model's maximum context length is 131072 tokens" in str(exc.value)
     body = exc.value.response.json()
     assert body["error"]["code"] == 400 and body["error"]["type"] == "BadRequestError"
 
 
 def test_unknown_model_and_bad_body(sim: SimHandle) -> None:
-    r = httpx.post(f"{sim.base_url}/v1/chat/completions", json={**ask("x"), "model": "other"})
+    r = HTTP.post(f"{sim.base_url}/v1/chat/completions", json={**ask("x"), "model": "other"})
     assert r.status_code == 404 and "does not exist" in r.json()["error"]["message"]
-    assert httpx.post(f"{sim.base_url}/v1/chat/completions", content=b"{nope").status_code == 400
-    assert httpx.post(f"{sim.base_url}/v1/chat/completions", json={"messages": []}).status_code == 400
+    assert HTTP.post(f"{sim.base_url}/v1/chat/completions", content=b"{nope").status_code == 400
+    assert HTTP.post(f"{sim.base_url}/v1/chat/completions", json={"messages": []}).status_code == 400
 
 
 def test_api_key() -> None:
     with running_simulator(api_key="s3cret", **FAST) as sim:
-        assert httpx.post(f"{sim.base_url}/v1/chat/completions", json=ask("x")).status_code == 401
-        assert httpx.get(f"{sim.base_url}/v1/models").json() == {"error": "Unauthorized"}
-        ok = httpx.get(f"{sim.base_url}/v1/models", headers={"Authorization": "Bearer s3cret"})
+        assert HTTP.post(f"{sim.base_url}/v1/chat/completions", json=ask("x")).status_code == 401
+        assert HTTP.get(f"{sim.base_url}/v1/models").json() == {"error": "Unauthorized"}
+        ok = HTTP.get(f"{sim.base_url}/v1/models", headers={"Authorization": "Bearer s3cret"})
         assert ok.status_code == 200
-        assert httpx.get(f"{sim.base_url}/health").status_code == 200
-        assert httpx.get(f"{sim.base_url}/metrics").status_code == 200
+        assert HTTP.get(f"{sim.base_url}/health").status_code == 200
+        assert HTTP.get(f"{sim.base_url}/metrics").status_code == 200
 
 
 def test_health_loading_then_ready() -> None:
     with running_simulator(startup_delay=0.4, **FAST) as sim:
-        assert httpx.get(f"{sim.base_url}/health").status_code == 503
-        assert httpx.post(f"{sim.base_url}/v1/chat/completions", json=ask("x")).status_code == 503
+        assert HTTP.get(f"{sim.base_url}/health").status_code == 503
+        assert HTTP.post(f"{sim.base_url}/v1/chat/completions", json=ask("x")).status_code == 503
         deadline = time.monotonic() + 5
-        while httpx.get(f"{sim.base_url}/health").status_code != 200:
+        while HTTP.get(f"{sim.base_url}/health").status_code != 200:
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        assert httpx.post(f"{sim.base_url}/v1/chat/completions", json=ask("x")).status_code == 200
+        assert HTTP.post(f"{sim.base_url}/v1/chat/completions", json=ask("x")).status_code == 200
 
 
 def test_queue_full_is_429() -> None:
@@ -112,20 +118,27 @@ def test_queue_full_is_429() -> None:
             import concurrent.futures as cf
 
             with cf.ThreadPoolExecutor(4) as pool:
-                codes = sorted(pool.map(lambda _: c.post("/v1/chat/completions", json=body).status_code, range(4)))
+                codes = sorted(
+                    pool.map(lambda _: c.post("/v1/chat/completions", json=body).status_code, range(4))
+                )
         assert codes.count(429) >= 1 and codes.count(200) >= 2
-        r = httpx.get(f"{sim.base_url}/metrics").text
-        assert 'vllm:admission_rejections_total{model_name="MiniMaxAI/MiniMax-M3",reason="max_num_queued_reqs"}' in r
+        r = HTTP.get(f"{sim.base_url}/metrics").text
+        assert (
+            'vllm:admission_rejections_total{model_name="MiniMaxAI/MiniMax-M3",reason="max_num_queued_reqs"}'
+            in r
+        )
 
 
 def test_per_request_metrics() -> None:
     with running_simulator(enable_per_request_metrics=True, **FAST) as sim:
-        body = httpx.post(f"{sim.base_url}/v1/chat/completions", json=ask("Tell me about caching please")).json()
+        body = HTTP.post(
+            f"{sim.base_url}/v1/chat/completions", json=ask("Tell me about caching please")
+        ).json()
         m = body["metrics"]
         assert set(m) == {"time_to_first_token_ms", "generation_time_ms", "queue_time_ms", "mean_itl_ms",
                           "tokens_per_second"}  # fmt: skip
         assert m["time_to_first_token_ms"] >= 0 and m["tokens_per_second"] > 0
-        with httpx.stream("POST", f"{sim.base_url}/v1/chat/completions",
+        with HTTP.stream("POST", f"{sim.base_url}/v1/chat/completions",
                           json=ask("hi there", stream=True, stream_options={"include_usage": True})) as r:  # fmt: skip
             data = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: {")]
         assert data[-1]["choices"] == [] and data[-1]["metrics"]["queue_time_ms"] >= 0

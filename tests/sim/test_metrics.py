@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import httpx
 import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.sim.harness import SimHandle
-from tests.sim.conftest import MODEL, samples, value
+from tests.sim.conftest import HTTP, MODEL, samples, value
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -88,7 +87,7 @@ BUCKETS = {
 
 
 def _families(base_url: str) -> dict[str, object]:
-    text = httpx.get(f"{base_url}/metrics").text
+    text = HTTP.get(f"{base_url}/metrics").text
     return {f.name: f for f in text_string_to_metric_families(text)}
 
 
@@ -108,7 +107,8 @@ def test_families_types_labels_help(sim: SimHandle) -> None:
 
 
 def test_buckets_le_rendering(sim: SimHandle) -> None:
-    raw = httpx.get(f"{sim.base_url}/metrics").text
+    HTTP.get(f"{sim.base_url}/v1/models")
+    raw = HTTP.get(f"{sim.base_url}/metrics").text
     assert 'le="1.0"' in raw and 'le="2560.0"' in raw and 'le="+Inf"' in raw
     assert "# TYPE vllm:iteration_tokens_total histogram" in raw
     assert "# TYPE vllm:prompt_tokens_created gauge" in raw
@@ -153,8 +153,20 @@ def test_counters_move_with_requests(sim: SimHandle, client: openai.OpenAI) -> N
     def delta(name: str, labels: tuple[tuple[str, str], ...] = lab) -> float:
         return after.get((name, labels), 0.0) - before.get((name, labels), 0.0)
 
-    assert delta("vllm:request_success_total", (("engine", "0"), ("finished_reason", "stop"), ("model_name", MODEL))) == n
-    assert delta("vllm:request_success_total", (("engine", "0"), ("finished_reason", "length"), ("model_name", MODEL))) == 1
+    assert (
+        delta(
+            "vllm:request_success_total",
+            (("engine", "0"), ("finished_reason", "stop"), ("model_name", MODEL)),
+        )
+        == n
+    )
+    assert (
+        delta(
+            "vllm:request_success_total",
+            (("engine", "0"), ("finished_reason", "length"), ("model_name", MODEL)),
+        )
+        == 1
+    )
     assert delta("vllm:prompt_tokens_total") == prompt
     assert delta("vllm:generation_tokens_total") == completion
     assert delta("vllm:e2e_request_latency_seconds_count") == n + 1
@@ -168,7 +180,7 @@ def test_counters_move_with_requests(sim: SimHandle, client: openai.OpenAI) -> N
 
 
 def test_openmetrics_negotiation(sim: SimHandle) -> None:
-    r = httpx.get(f"{sim.base_url}/metrics", headers={"Accept": "application/openmetrics-text"})
+    r = HTTP.get(f"{sim.base_url}/metrics", headers={"Accept": "application/openmetrics-text"})
     assert r.headers["content-type"].startswith("application/openmetrics-text")
     assert r.text.rstrip().endswith("# EOF")
-    assert httpx.get(f"{sim.base_url}/metrics").headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert HTTP.get(f"{sim.base_url}/metrics").headers["content-type"].startswith("text/plain; version=0.0.4")

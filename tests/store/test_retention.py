@@ -24,10 +24,11 @@ def test_prune_keeps_evaluations_and_period_counts(store: Store, model: Model) -
     before = evaluate_counts(slo, now, store.counts)
     store.save_evaluations([before])
     pruned = store.prune(now, 14 * DAY)
-    assert (pruned.probe_results, pruned.event_slices) == (6, 6)
+    # 3 probe SLOs per answered probe (availability, correctness, ttft-p99), 1 for the timeout
+    assert (pruned.probe_results, pruned.event_slices) == (6, 1 + 5 * 3)
     with store.session() as s:
         assert s.scalar(select(func.count()).select_from(ProbeResultRow)) == 14
-        assert s.scalar(select(func.count()).select_from(EventSliceRow)) == 14
+        assert s.scalar(select(func.count()).select_from(EventSliceRow)) == 14 * 3
         assert s.scalar(select(func.count()).select_from(EvaluationRow)) == len(before.windows)
     after = evaluate_counts(slo, now, store.counts)
     period = after.window("30d")

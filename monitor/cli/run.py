@@ -1,0 +1,37 @@
+"""``m3mon run -c FILE``: the monitoring service."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "run",
+        help="run the service: scrapes, probes, SLO evaluation, exporter, Alertmanager receiver",
+        description="Run scrapes, probes, SLO evaluation, retention and the weekly report on schedule; "
+        "serve the exporter (/metrics) and the Alertmanager receiver (/alertmanager) on the configured "
+        "address. Stops cleanly on SIGTERM or SIGINT. The store must be migrated (m3mon db upgrade), "
+        "unless --upgrade is given.",
+    )
+    p.add_argument("-c", "--config", required=True, metavar="FILE", help="configuration file")
+    p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this many seconds")
+    p.add_argument("--upgrade", action="store_true", help="apply database migrations before starting")
+    p.add_argument("--no-report", action="store_true", help="do not send the scheduled weekly report")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from monitor.model import load_model
+    from monitor.service.service import Service
+
+    model = load_model(args.config)
+    if args.upgrade:
+        from monitor.store.migrate import upgrade
+
+        upgrade(model.storage.url)
+    service = Service(model, send_reports=not args.no_report)
+    asyncio.run(service.serve(args.duration))
+    return 0

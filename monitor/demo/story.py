@@ -1,0 +1,112 @@
+"""``m3mon demo``: the whole monitor on embedded defaults, telling one incident's story.
+
+Simulators stand in for the three M3 pools of ``examples/monitor.yaml``; ``m3mon run`` watches
+them with SQLite as the store. After a healthy period the interactive pool browns out (latency
+×5 and a share of 500s), then recovers. The demo prints progress and a summary (SLO status per
+class, the burn alerts that fired, where latency went), and leaves the derived config, database,
+generated rules and dashboards, and the weekly report in one output folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from monitor.demo.config import demo_config, write_demo_config
+from monitor.demo.summary import print_summary, progress_line
+from monitor.model import Model, load_model
+from monitor.service.service import Service
+from monitor.sim.harness import SimHandle, running_simulator
+from monitor.store.migrate import upgrade
+
+INCIDENT_POOL = "m3-interactive"
+INCIDENT_FAULTS = {"latency_multiplier": 5.0, "error_rate": 0.3, "error_status": 500}
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    seconds: float
+    action: Callable[[dict[str, SimHandle]], None]
+
+
+def _healthy(sims: dict[str, SimHandle]) -> None:
+    for sim in sims.values():
+        sim.clear_faults()
+
+
+def _incident(sims: dict[str, SimHandle]) -> None:
+    sims[INCIDENT_POOL].set_faults(**INCIDENT_FAULTS)
+
+
+def phases(scale: float) -> tuple[Phase, ...]:
+    return (
+        Phase("healthy", 60 * scale, _healthy),
+        Phase(f"incident: {INCIDENT_POOL} latency x5 and 30% HTTP 500", 60 * scale, _incident),
+        Phase("recovery", 45 * scale, _healthy),
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def _simulators(example: Path) -> Iterator[dict[str, SimHandle]]:
+    """One simulator per endpoint of the example config, sized like its pool."""
+    model = load_model(example)
+    with ExitStack() as stack:
+        sims = {
+            ep.name: stack.enter_context(
+                running_simulator(max_model_len=ep.deployment.max_model_len or 131072, seed=i)
+            )
+            for i, ep in enumerate(model.endpoints)
+        }
+        yield sims
+
+
+async def _drive(service: Service, sims: dict[str, SimHandle], scale: float) -> None:
+    task = asyncio.create_task(service.serve())
+    started = time.monotonic()
+    try:
+        for phase in phases(scale):
+            print(f"\n== {phase.name} ({phase.seconds:.0f} s)", flush=True)
+            phase.action(sims)
+            end = time.monotonic() + phase.seconds
+            while time.monotonic() < end:
+                await asyncio.sleep(min(10.0, max(0.0, end - time.monotonic())))
+                print(progress_line(service, time.monotonic() - started), flush=True)
+    finally:
+        service.stopping.set()
+        await task
+
+
+def run_demo(example: Path, out: Path, scale: float = 1.0) -> Model:
+    """Run the story; returns the demo model (its store holds everything that was measured)."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    print(f"m3mon demo: output folder {out}")
+    with _simulators(example) as sims:
+        port = _free_port()
+        cfg = demo_config(example, out, {n: s.base_url for n, s in sims.items()}, port)
+        config_path = out / "demo-config.yaml"
+        write_demo_config(cfg, config_path)
+        model = load_model(config_path)
+        upgrade(model.storage.url)
+        for name, sim in sims.items():
+            print(f"  simulator for {name:<15} {sim.base_url}")
+        print(f"  exporter   http://127.0.0.1:{port}/metrics   store {model.storage.url}")
+        service = Service(model, send_reports=False)
+        started = time.time()
+        asyncio.run(_drive(service, sims, scale))
+    print_summary(model, out, started, service.jobs.history)
+    return model

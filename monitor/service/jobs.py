@@ -1,0 +1,151 @@
+"""The service's jobs: scrape, health, probe, evaluate, prune — each one small, isolated and logged.
+
+:class:`Jobs` holds what the jobs share (model, HTTP client, exporter, buffered store writer and
+the last reading per endpoint). A job never raises: a failure is logged and counted, and the
+next run tries again. Database writes go through the :class:`~monitor.store.BufferedWriter`
+in a worker thread, so an outage buffers instead of blocking the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+import httpx
+
+from monitor.errors import ScrapeError
+from monitor.exporter import Exporter
+from monitor.model import Endpoint, Model
+from monitor.probes.result import ProbeResult
+from monitor.probes.runner import run_round
+from monitor.scrape import Reading, collect, fingerprint
+from monitor.scrape.signals import Signals
+from monitor.slo.due import evaluate_due
+from monitor.store import BufferedWriter, DeploymentFingerprint, Store
+from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, signals_op
+
+log = logging.getLogger(__name__)
+
+#: Re-read the deployment fingerprint (/version, /v1/models) every this many scrapes.
+FINGERPRINT_EVERY = 20
+#: Intervals kept in memory per endpoint (for the demo's summary; the store keeps everything).
+HISTORY = 2000
+
+
+class Jobs:
+    """The state the scheduled jobs share, and the jobs themselves."""
+
+    def __init__(
+        self, model: Model, store: Store, exporter: Exporter, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.model = model
+        self.store = store
+        self.exporter = exporter
+        self.clock = clock
+        self.writer = BufferedWriter(
+            store, model.storage.buffer_dir, model.storage.buffer_max_items, metrics=exporter.store
+        )
+        self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None), follow_redirects=False)
+        self.readings: dict[str, Reading] = {}
+        self.scrapes: dict[str, int] = {}
+        self.history: dict[str, list[Signals]] = {e.name: [] for e in model.endpoints}
+        self.probe_results: list[ProbeResult] = []
+
+    async def close(self) -> None:
+        await self.client.aclose()
+        await asyncio.to_thread(self.writer.flush)
+
+    async def write(self, op: dict[str, object]) -> None:
+        await asyncio.to_thread(self.writer.submit, op)
+
+    async def register_endpoints(self) -> None:
+        await self.write(endpoints_op(self.model.endpoints))
+
+    # --- collector ------------------------------------------------------------------------
+
+    async def scrape(self, endpoint: Endpoint) -> Signals | None:
+        """Scrape one endpoint; store the interval since the previous good scrape."""
+        started = time.monotonic()
+        self.exporter.scrape.start(endpoint.name)
+        try:
+            reading, signals = await collect(endpoint, self.client, self.readings.get(endpoint.name))
+        except ScrapeError as exc:
+            self.exporter.scrape.observe(endpoint.name, time.monotonic() - started, exc.reason)
+            log.warning("scrape %s failed: %s", endpoint.name, exc)
+            return None
+        self.exporter.scrape.observe(endpoint.name, time.monotonic() - started)
+        first = endpoint.name not in self.readings
+        self.readings[endpoint.name] = reading
+        count = self.scrapes[endpoint.name] = self.scrapes.get(endpoint.name, 0) + 1
+        if count % FINGERPRINT_EVERY == 1:
+            await self._fingerprint(endpoint, reading)
+        if first:
+            return None  # a cumulative reading is not an interval: nothing to store yet
+        history = self.history[endpoint.name]
+        history.append(signals)
+        del history[:-HISTORY]
+        await self.write(signals_op(self.model, endpoint.name, signals))
+        return signals
+
+    async def _fingerprint(self, endpoint: Endpoint, reading: Reading) -> None:
+        fp = await fingerprint(endpoint, self.client, reading)
+        self.exporter.scrape.set_fingerprint(endpoint.name, fp)
+        for warning in fp.warnings:
+            log.warning("%s: %s", endpoint.name, warning)
+        stored = DeploymentFingerprint(
+            vllm_version=fp.version,
+            max_model_len=fp.max_model_len,
+            block_size=fp.block_size,
+            kv_cache_dtype=fp.cache_dtype,
+            prefix_caching=fp.enable_prefix_caching,
+            gpu_memory_utilization=fp.gpu_memory_utilization,
+        ).with_config(endpoint.deployment)
+        await self.write(deployment_op(endpoint.name, stored, self.clock()))
+
+    async def health(self, endpoint: Endpoint) -> bool:
+        """``GET /health``: 200 means healthy (vLLM answers 503 while loading or dead)."""
+        try:
+            response = await self.client.get(endpoint.base_url + "/health", timeout=5.0)
+            ok = response.status_code == 200
+        except httpx.HTTPError:
+            ok = False
+        self.exporter.health_up.labels(endpoint.name).set(1 if ok else 0)
+        return ok
+
+    # --- probes ---------------------------------------------------------------------------
+
+    async def probe(self, class_name: str, jitter: bool = True) -> list[ProbeResult]:
+        """One round of the class's probes; results go to the exporter and the store."""
+        results = await run_round(
+            self.model, [class_name], client=self.client, jitter=jitter, metrics=self.exporter.probes
+        )
+        for result in results:
+            await self.write(probe_op(self.model, result))
+            if not result.ok:
+                log.info("probe %s/%s/%s failed: %s %s", result.endpoint, result.request_class,
+                         result.kind, result.reason, result.detail)  # fmt: skip
+        self.probe_results.extend(results)
+        del self.probe_results[:-1000]
+        return results
+
+    # --- evaluation and upkeep ------------------------------------------------------------
+
+    def evaluate(self) -> int:
+        """Replay any backlog, evaluate every due step, refresh the SLO gauges (runs in a thread)."""
+        self.writer.flush()
+        if self.writer.backlog:
+            return 0  # the database is away: evaluating now would miss buffered events
+        now = self.clock()
+        done = evaluate_due(self.store, self.model, now)
+        self.exporter.slo.update(self.store.latest_evaluations(now))
+        return len(done)
+
+    def prune(self) -> None:
+        if not self.writer.backlog:
+            pruned = self.store.prune(self.clock(), self.model.storage.retention)
+            log.info("retention: %s", pruned)
+
+    async def alertmanager(self, payload: dict[str, object]) -> None:
+        await self.write(alertmanager_op(payload, self.clock()))

@@ -1,0 +1,124 @@
+"""``m3mon run``: scrapes, probes, evaluation, retention and the weekly report under APScheduler.
+
+One asyncio loop runs the APScheduler ``AsyncIOScheduler`` and a uvicorn server with the
+exporter (``/metrics``) and the Alertmanager receiver (``/alertmanager``). SIGTERM and SIGINT
+stop the scheduler, let running jobs finish, flush the store buffer and close the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import uvicorn
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from monitor.exporter import Exporter
+from monitor.model import Model
+from monitor.service.http import make_app
+from monitor.service.jobs import Jobs
+from monitor.store import Store
+
+log = logging.getLogger(__name__)
+
+#: How often due SLO evaluations are computed (the evaluator aligns them to its own step).
+EVALUATE_EVERY = 15.0
+PRUNE_EVERY = 3600.0
+HEALTH_EVERY = 15.0
+
+
+class Service:
+    """The monitor as a long-running process."""
+
+    def __init__(self, model: Model, *, send_reports: bool = True) -> None:
+        self.model = model
+        self.store = Store(model.storage.url)
+        self.store.check_schema()
+        self.exporter = Exporter(model)
+        self.jobs = Jobs(model, self.store, self.exporter)
+        self.send_reports = send_reports
+        self.scheduler = AsyncIOScheduler(timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1})
+        self.stopping = asyncio.Event()
+        self.server: uvicorn.Server | None = None
+
+    def _schedule(self) -> None:
+        add = self.scheduler.add_job
+        for ep in self.model.endpoints:
+            add(self.jobs.scrape, "interval", seconds=ep.scrape_interval, args=[ep], id=f"scrape:{ep.name}",
+                next_run_time=_soon(0.5))  # fmt: skip
+            add(self.jobs.health, "interval", seconds=HEALTH_EVERY, args=[ep], id=f"health:{ep.name}",
+                next_run_time=_soon(0.2))  # fmt: skip
+        for cls in self.model.classes:
+            first = _soon(1.0 + random.uniform(0, cls.probe.jitter))
+            add(self.jobs.probe, "interval", seconds=cls.probe.interval, args=[cls.name],
+                id=f"probe:{cls.name}", jitter=cls.probe.jitter, next_run_time=first)  # fmt: skip
+        add(_threaded(self.jobs.evaluate), "interval", seconds=EVALUATE_EVERY, id="evaluate",
+            next_run_time=_soon(EVALUATE_EVERY))  # fmt: skip
+        add(_threaded(self.jobs.prune), "interval", seconds=PRUNE_EVERY, id="prune")
+        if self.send_reports and (self.model.report.recipients or self.model.report.webhook_url):
+            from monitor.report.delivery import send_weekly
+            from monitor.report.schedule import cron_trigger
+
+            add(send_weekly, cron_trigger(self.model.report.schedule, self.model.report.timezone),
+                args=[self.model, self.store], id="report")  # fmt: skip
+
+    async def serve(self, duration: float | None = None) -> None:
+        """Run until SIGTERM/SIGINT (or for ``duration`` seconds), then shut down cleanly."""
+        host, port = self.model.exporter_listen.rsplit(":", 1)
+        app = make_app(self.exporter, self.jobs)
+        config = uvicorn.Config(app, host=host, port=int(port), log_level="warning", lifespan="off")
+        self.server = _QuietServer(config)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.stopping.set)
+        await self.jobs.register_endpoints()
+        self._schedule()
+        self.scheduler.start()
+        server_task = asyncio.create_task(self.server.serve())
+        log.info("m3mon running: exporter on http://%s/metrics", self.model.exporter_listen)
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self.stopping.wait(), timeout=duration)
+        await self.shutdown(server_task)
+
+    async def shutdown(self, server_task: asyncio.Task[None]) -> None:
+        log.info("m3mon stopping")
+        self.scheduler.shutdown(wait=False)
+        if self.server is not None:
+            self.server.should_exit = True
+        with suppress(asyncio.CancelledError):
+            await server_task
+        await self.jobs.close()
+        await asyncio.to_thread(self.jobs.evaluate)
+        self.store.close()
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handlers: the service owns SIGTERM/SIGINT."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _soon(seconds: float) -> object:
+    from datetime import UTC, datetime, timedelta
+
+    return datetime.now(UTC) + timedelta(seconds=seconds)
+
+
+def _threaded(fn: object) -> object:
+    """Wrap a blocking job so the scheduler runs it in a worker thread, off the event loop."""
+
+    async def run() -> None:
+        try:
+            await asyncio.to_thread(fn)  # type: ignore[arg-type]
+        except Exception:
+            log.exception("job %s failed", getattr(fn, "__name__", fn))
+
+    run.__name__ = getattr(fn, "__name__", "job")
+    return run

