@@ -19,6 +19,13 @@ def register(sub: Any) -> None:
     p.add_argument("-c", "--config", required=True, metavar="FILE", help="configuration file")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this many seconds")
     p.add_argument("--upgrade", action="store_true", help="apply database migrations before starting")
+    p.add_argument(
+        "--evaluation-step",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="evaluate SLOs at instants aligned to this step (default 60)",
+    )
     p.add_argument("--no-report", action="store_true", help="do not send the scheduled weekly report")
     p.set_defaults(func=run)
 
@@ -32,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
         from monitor.store.migrate import upgrade
 
         upgrade(model.storage.url)
-    service = Service(model, send_reports=not args.no_report)
+    service = Service(model, send_reports=not args.no_report, evaluation_step=args.evaluation_step)
     asyncio.run(service.serve(args.duration))
     return 0

@@ -11,6 +11,7 @@ from functools import cache
 from importlib import resources
 
 import jinja2
+import markupsafe
 
 from monitor.report import charts, display
 from monitor.report.data import BREAKDOWN_PARTS, ReportData
@@ -68,7 +69,7 @@ def render_html(data: ReportData) -> str:
         .get_template(TEMPLATE)
         .render(
             d=data,
-            css=stylesheet(),
+            css=markupsafe.Markup(stylesheet()),  # our own file, never user text
             parts=BREAKDOWN_PARTS,
             window=f"{hours}h",
             burn_charts=burn_charts,

@@ -22,7 +22,7 @@ from monitor.probes.result import ProbeResult
 from monitor.probes.runner import run_round
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
-from monitor.slo.due import evaluate_due
+from monitor.slo.due import STEP, evaluate_due
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
 from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, signals_op
 
@@ -38,9 +38,15 @@ class Jobs:
     """The state the scheduled jobs share, and the jobs themselves."""
 
     def __init__(
-        self, model: Model, store: Store, exporter: Exporter, clock: Callable[[], float] = time.time
+        self,
+        model: Model,
+        store: Store,
+        exporter: Exporter,
+        clock: Callable[[], float] = time.time,
+        evaluation_step: float = STEP,
     ) -> None:
         self.model = model
+        self.evaluation_step = evaluation_step
         self.store = store
         self.exporter = exporter
         self.clock = clock
@@ -138,7 +144,7 @@ class Jobs:
         if self.writer.backlog:
             return 0  # the database is away: evaluating now would miss buffered events
         now = self.clock()
-        done = evaluate_due(self.store, self.model, now)
+        done = evaluate_due(self.store, self.model, now, step=self.evaluation_step)
         self.exporter.slo.update(self.store.latest_evaluations(now))
         return len(done)
 

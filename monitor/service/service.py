@@ -21,6 +21,7 @@ from monitor.exporter import Exporter
 from monitor.model import Model
 from monitor.service.http import make_app
 from monitor.service.jobs import Jobs
+from monitor.slo.due import STEP
 from monitor.store import Store
 
 log = logging.getLogger(__name__)
@@ -29,17 +30,20 @@ log = logging.getLogger(__name__)
 EVALUATE_EVERY = 15.0
 PRUNE_EVERY = 3600.0
 HEALTH_EVERY = 15.0
+#: Seconds running jobs get to finish on SIGTERM before they are cancelled.
+SHUTDOWN_GRACE = 10.0
 
 
 class Service:
     """The monitor as a long-running process."""
 
-    def __init__(self, model: Model, *, send_reports: bool = True) -> None:
+    def __init__(self, model: Model, *, send_reports: bool = True, evaluation_step: float = STEP) -> None:
         self.model = model
         self.store = Store(model.storage.url)
         self.store.check_schema()
         self.exporter = Exporter(model)
-        self.jobs = Jobs(model, self.store, self.exporter)
+        self.jobs = Jobs(model, self.store, self.exporter, evaluation_step=evaluation_step)
+        self.evaluate_every = min(EVALUATE_EVERY, evaluation_step)
         self.send_reports = send_reports
         self.scheduler = AsyncIOScheduler(timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1})
         self.stopping = asyncio.Event()
@@ -56,8 +60,8 @@ class Service:
             first = _soon(1.0 + random.uniform(0, cls.probe.jitter))
             add(self.jobs.probe, "interval", seconds=cls.probe.interval, args=[cls.name],
                 id=f"probe:{cls.name}", jitter=cls.probe.jitter, next_run_time=first)  # fmt: skip
-        add(_threaded(self.jobs.evaluate), "interval", seconds=EVALUATE_EVERY, id="evaluate",
-            next_run_time=_soon(EVALUATE_EVERY))  # fmt: skip
+        add(_threaded(self.jobs.evaluate), "interval", seconds=self.evaluate_every, id="evaluate",
+            next_run_time=_soon(self.evaluate_every))  # fmt: skip
         add(_threaded(self.jobs.prune), "interval", seconds=PRUNE_EVERY, id="prune")
         if self.send_reports and (self.model.report.recipients or self.model.report.webhook_url):
             from monitor.report.delivery import send_weekly
@@ -92,9 +96,22 @@ class Service:
             self.server.should_exit = True
         with suppress(asyncio.CancelledError):
             await server_task
+        await _finish_running_jobs(SHUTDOWN_GRACE)
         await self.jobs.close()
         await asyncio.to_thread(self.jobs.evaluate)
         self.store.close()
+
+
+async def _finish_running_jobs(grace: float) -> None:
+    """Let jobs already running finish (up to ``grace`` seconds), then cancel what is left quietly."""
+    current = asyncio.current_task()
+    running = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+    if not running:
+        return
+    _, late = await asyncio.wait(running, timeout=grace)
+    for task in late:
+        task.cancel()
+    await asyncio.gather(*late, return_exceptions=True)
 
 
 class _QuietServer(uvicorn.Server):

@@ -1,0 +1,148 @@
+"""The four outputs show the store's numbers for the constructed week (tests/report/week.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+
+from tests.report import week as W
+from tests.report.conftest import Built
+from tests.support.real import require_binary
+
+#: Hand-counted from what week.py wrote (see its docstring).
+EXPECTED_SLOS = {
+    ("chat", "availability"): dict(good=84, total=84, attainment=1.0, attainment_previous=81 / 84,
+                                   budget_remaining=1 - (3 / 360) / 0.01, burn_rate=0.0, status="at_risk"),
+    ("chat", "ttft-p95"): dict(good=97 * 168, total=100 * 168, attainment=0.97, attainment_previous=None,
+                               budget_remaining=1 - 0.03 / 0.05, burn_rate=0.03 / 0.05, status="met"),
+    ("agent", "availability"): dict(good=332, total=336, attainment=332 / 336, attainment_previous=1.0,
+                                    budget_remaining=1 - (4 / 1440) / 0.005, burn_rate=(4 / 336) / 0.005,
+                                    status="missed"),
+    ("agent", "correctness"): dict(good=332, total=332, attainment=1.0, attainment_previous=1.0,
+                                   budget_remaining=1.0, burn_rate=0.0, status="met"),
+    ("empty", "availability"): dict(good=0, total=0, attainment=None, attainment_previous=None,
+                                    budget_remaining=None, burn_rate=None, status="no_data"),
+}  # fmt: skip
+
+#: The same numbers as a reader sees them; each must appear in HTML, Markdown and PDF.
+SHOWN = ["98.810%", "96.429%", "97.000%", "100.000%", "16.7%", "40.0%", "44.4%", "2.38×", "0.60×",
+         "16,296 / 16,800", "332 / 336", "55.6%", "4 / 7.2", "2h 00m", "87.0%", "2026-11-25 10:00",
+         "2026-11-26 12:00", "0.10.1", "0.11.0", "400 ms", "2.50 s", "500 ms", "3.00 s", "99.5%"]  # fmt: skip
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.skip = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.skip = tag in ("style", "script")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.skip = False
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(data)
+
+
+def html_text(html: str) -> str:
+    p = _Text()
+    p.feed(html)
+    return " ".join(" ".join(p.parts).split())
+
+
+def pdf_text(built: Built) -> str:
+    exe = require_binary("pdftotext", "/usr/bin/pdftotext")
+    out = subprocess.run([exe, "-layout", str(built.out / "report.pdf"), "-"], capture_output=True, timeout=60,
+                         check=True)  # fmt: skip
+    return out.stdout.decode()
+
+
+def test_json_numbers_equal_the_store(built: Built) -> None:
+    doc = json.loads((built.out / "report.json").read_text())
+    assert doc["schema"] == "m3mon.report/v1"
+    assert doc["week"] == {
+        "label": "2026-W48",
+        "start": "2026-11-23T00:00:00+00:00",
+        "end": "2026-11-30T00:00:00+00:00",
+    }
+    lines = {(c["name"], s["slo"]): s for c in doc["classes"] for s in c["slos"]}
+    assert set(lines) == set(EXPECTED_SLOS)
+    for key, want in EXPECTED_SLOS.items():
+        for field, value in want.items():
+            got = lines[key][field]
+            assert got == (pytest.approx(value) if isinstance(value, float) else value), (key, field, got)
+    assert {c["name"]: c["status"] for c in doc["classes"]} == {
+        "chat": "at_risk",
+        "agent": "missed",
+        "empty": "no_data",
+    }
+    assert doc["status"] == "missed" and doc["attention"] == ["agent", "chat"]
+
+
+def test_json_incident_costs_capacity_and_probes(built: Built) -> None:
+    doc = json.loads((built.out / "report.json").read_text())
+    (inc,) = doc["incidents"]
+    assert inc["duration_seconds"] == 7200 and inc["class"] == "agent" and inc["severity"] == "page"
+    (cost,) = inc["budget_costs"]
+    assert cost == {"slo": "agent/availability", "bad_events": 4, "allowed_bad_events": pytest.approx(7.2),
+                    "share": pytest.approx(4 / 7.2)}  # fmt: skip
+    cap = {c["endpoint"]: c for c in doc["capacity"]}
+    assert cap["ep-a"] == {"endpoint": "ep-a", "intervals": 168, "peak_kv_cache_usage": 0.87, "preemptions": 3.0,
+                           "peak_waiting": 7.0, "mean_waiting": pytest.approx(174 / 168)}  # fmt: skip
+    assert cap["ep-b"]["intervals"] == 0 and cap["ep-b"]["peak_kv_cache_usage"] is None
+    assert [(f["class"], f["category"], f["count"]) for f in doc["probe_failures"]] == [
+        ("agent", "timeout", 4)
+    ]
+    lat = {(x["class"], x["kind"]): x for x in doc["latency"]}
+    assert lat[("chat", "ttft")]["count"] == 84 and lat[("chat", "ttft")]["p99_seconds"] == pytest.approx(0.4)
+    assert lat[("agent", "e2e")]["count"] == 332 and lat[("empty", "ttft")]["p50_seconds"] is None
+    brk = {b["class"]: b for b in doc["breakdown"]}
+    assert brk["agent"]["tool_turnaround_seconds"] == pytest.approx(0.5)
+    assert brk["chat"]["tool_turnaround_seconds"] is None and brk["chat"]["decode_seconds"] == pytest.approx(
+        2.5
+    )
+    (dep,) = doc["deployments"]
+    assert dep["changes"] == [{"field": "vllm_version", "before": "0.10.1", "after": "0.11.0"}]
+    assert len(doc["series"]) == 5 and len(doc["series"][0]["points"]) == 28
+
+
+@pytest.mark.parametrize("fmt", ["html", "md", "pdf"])
+def test_every_output_shows_the_same_numbers(built: Built, fmt: str) -> None:
+    if fmt == "html":
+        text = html_text(built.rendered.html)
+    elif fmt == "md":
+        text = (built.out / "report.md").read_text()
+    else:
+        text = " ".join(pdf_text(built).split())
+    missing = [s for s in SHOWN if s not in text]
+    assert not missing, f"{fmt} lacks {missing}"
+
+
+def test_no_data_is_said_never_shown_as_full(built: Built) -> None:
+    md = (built.out / "report.md").read_text()
+    assert (
+        "| empty | availability | 99% / 30d | no data | no data | 0 / 0 | no data | no data | no data | no data |"
+        in md
+    )
+    row = html_text(built.rendered.html).split("empty")[1][:200]
+    assert "no data" in row and "100.000%" not in row
+
+
+def test_hostile_text_is_escaped_and_secrets_never_appear(built: Built) -> None:
+    html = built.rendered.html
+    md = (built.out / "report.md").read_text()
+    js = (built.out / "report.json").read_text()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "\\<script\\>" in md and "<script>" not in md
+    assert "](javascript" not in md and "\\[x\\]\\(javascript:alert\\(1\\)\\)" in md
+    assert "\\| \\*\\*bold\\*\\*" in md  # cannot break a table or start emphasis
+    assert W.HOSTILE in json.loads(js)["probe_failures"][0]["example"]  # JSON keeps the text as data
+    for out in (html, md, js, pdf_text(built), built.rendered.markdown):
+        assert W.API_KEY not in out and "SECRETSECRET" not in out
+    assert "api_key" not in json.loads(js)["incidents"][0]["labels"]
