@@ -14,6 +14,18 @@ from monitor import conventions as cv
 from monitor.model import Endpoint, Model
 
 
+#: prometheus_client >= 0.22 answers Prometheus 2.x's OpenMetrics Accept header with
+#: ``escaping=underscores``: ``vllm:num_requests_running`` arrives as ``vllm_num_requests_running``.
+#: Restore vLLM's names (no vLLM family starts with ``vllm_``) so rules and dashboards match both
+#: this and the plain-text format.
+_UNESCAPE_COLONS = {
+    "source_labels": ["__name__"],
+    "regex": "vllm_(.+)",
+    "target_label": "__name__",
+    "replacement": "vllm:$1",
+}
+
+
 def _duration(seconds: float) -> str:
     return f"{int(seconds)}s" if float(seconds).is_integer() else f"{int(seconds * 1000)}ms"
 
@@ -48,6 +60,7 @@ def prometheus_config(
                 "job_name": model.alerting.job_vllm,
                 "scrape_interval": _duration(scrape),
                 "static_configs": [_target(e) for e in model.endpoints],
+                "metric_relabel_configs": [_UNESCAPE_COLONS],
             },
             {
                 "job_name": model.alerting.job_monitor,

@@ -45,13 +45,13 @@ def _probe_case(model: Model, slo: SLO, name: str, ok: int, bad: int, page: bool
         "name": name,
         "interval": "1m",
         "input_series": [
-            {"series": base + f',result="success",reason=""}}', "values": f"0+{ok}x240"},
-            {"series": base + f',result="failure",reason="timeout"}}', "values": f"0+{bad}x240"},
+            {"series": base + f',result="success",reason=""}}', "values": f"0+{ok}x80"},
+            {"series": base + f',result="failure",reason="timeout"}}', "values": f"0+{bad}x80"},
         ],
         "alert_rule_test": [
-            {"eval_time": "3h", "alertname": BURN_PAGE,
+            {"eval_time": "70m", "alertname": BURN_PAGE,
              "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else []},
-            {"eval_time": "3h", "alertname": BURN_TICKET,
+            {"eval_time": "70m", "alertname": BURN_TICKET,
              "exp_alerts": [_expected(_alert(model, BURN_TICKET, slo), model, ids)] if ticket else []},
         ],
     }  # fmt: skip
@@ -66,12 +66,12 @@ def _server_case(model: Model, slo: SLO, name: str, fast: int, slow: int, page: 
         "name": name,
         "interval": "1m",
         "input_series": [
-            {"series": f'{metric}_bucket{{{lab},le="{server_threshold_le(slo)}"}}', "values": f"0+{fast}x240"},
-            {"series": f'{metric}_bucket{{{lab},le="+Inf"}}', "values": f"0+{fast + slow}x240"},
-            {"series": f"{metric}_count{{{lab}}}", "values": f"0+{fast + slow}x240"},
+            {"series": f'{metric}_bucket{{{lab},le="{server_threshold_le(slo)}"}}', "values": f"0+{fast}x80"},
+            {"series": f'{metric}_bucket{{{lab},le="+Inf"}}', "values": f"0+{fast + slow}x80"},
+            {"series": f"{metric}_count{{{lab}}}", "values": f"0+{fast + slow}x80"},
         ],
         "alert_rule_test": [
-            {"eval_time": "3h", "alertname": BURN_PAGE,
+            {"eval_time": "70m", "alertname": BURN_PAGE,
              "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else []},
         ],
     }  # fmt: skip
@@ -82,7 +82,7 @@ def slo_tests(model: Model) -> dict[str, Any]:
     server = next(s for s in model.slos if s.source == "server" and s.is_latency)
     return {
         "rule_files": ["../slo.rules.yml"],
-        "evaluation_interval": "1m",
+        "evaluation_interval": "2m",
         "tests": [
             _probe_case(model, probe, "probe availability: 10% errors pages and tickets", 9, 1, True, True),
             _probe_case(model, probe, "probe availability: 0.5% errors tickets only", 199, 1, False, True),

@@ -39,7 +39,8 @@ class Period:
 
     @property
     def seconds(self) -> float:
-        return (self.end - self.start).total_seconds()
+        """Elapsed seconds (timestamps: wall-clock subtraction would ignore a DST change)."""
+        return self.end.timestamp() - self.start.timestamp()
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,14 @@ import logging
 import os
 import smtplib
 import ssl
-from datetime import datetime
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from pathlib import Path
 
 import httpx
 
-from monitor.errors import ReportError
+from monitor.errors import M3MonError, ReportError
 from monitor.model import Model, Smtp
 from monitor.report import generate, slack
 from monitor.report.periods import last_complete_week, zone
@@ -111,3 +111,11 @@ async def send_weekly(
     if model.report.webhook_url:
         await post_webhook(model.report.webhook_url, rendered)
     return rendered
+
+
+async def weekly_job(model: Model, store: Store, out_dir: str | Path | None = None) -> None:
+    """The scheduler's job: :func:`send_weekly` at the current time (errors are logged, not raised)."""
+    try:
+        await send_weekly(model, store, datetime.now(UTC), out_dir)
+    except M3MonError as exc:
+        log.error("weekly report not delivered: %s", exc)

@@ -67,6 +67,7 @@ def write(rendered: Rendered, out_dir: str | Path) -> dict[str, Path]:
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(body)
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be read and forwarded
             os.replace(tmp, out / name)
             paths[name] = out / name
     except OSError as exc:

@@ -8,7 +8,7 @@ ending exactly at Monday 00:00 belongs to the week it measured.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from monitor.errors import ReportError
@@ -65,14 +65,18 @@ def since(spec: str, now: datetime) -> Period:
     m = _SINCE.match(spec.strip())
     if not m or int(m[1]) <= 0:
         raise ReportError(f"--since: expected a positive duration such as 7d, 36h or 2w, got {spec!r}")
-    start = now - timedelta(seconds=int(m[1]) * _UNITS[m[2]])  # absolute time: DST does not stretch it
+    start = _shift(now, -int(m[1]) * _UNITS[m[2]])
     return Period(f"last {spec.strip()} to {now:%Y-%m-%d %H:%M}", start, now)
+
+
+def _shift(at: datetime, seconds: float) -> datetime:
+    """``at`` moved by elapsed ``seconds`` (through UTC, so a DST change does not stretch it)."""
+    return (at.astimezone(UTC) + timedelta(seconds=seconds)).astimezone(at.tzinfo)
 
 
 def previous(period: Period) -> Period:
     """The period of the same length just before ``period`` (last week, for a week)."""
     if _WEEK.match(period.label) and isinstance(period.start.tzinfo, ZoneInfo):
         return week_of(period.start - timedelta(seconds=1), period.start.tzinfo)
-    length = period.end - period.start
-    start = period.start - length
+    start = _shift(period.start, -period.seconds)
     return Period(f"{start:%Y-%m-%d %H:%M} to {period.start:%Y-%m-%d %H:%M}", start, period.start)

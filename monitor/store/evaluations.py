@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -12,10 +13,13 @@ from monitor.slo.evaluate import SLOEvaluation, WindowResult
 from monitor.store.ops import apply_op, evaluations_op
 from monitor.store.tables import EvaluationRow
 
+#: Rows are read as plain tuples (not ORM objects): a week of evaluations is ~100k rows.
+TABLE = EvaluationRow.__table__
 
-def _assemble(rows: Iterable[EvaluationRow]) -> list[SLOEvaluation]:
+
+def _assemble(rows: Iterable[Any]) -> list[SLOEvaluation]:
     """Group rows by (SLO, instant) into evaluations, windows in stored order (shortest first)."""
-    groups: dict[tuple[str, float], list[EvaluationRow]] = defaultdict(list)
+    groups: dict[tuple[str, float], list[Any]] = defaultdict(list)
     for r in rows:
         groups[(r.slo_id, r.evaluated_at)].append(r)
     out = []
@@ -59,15 +63,15 @@ class EvaluationRepo:
         if at is not None:
             newest = newest.where(e.evaluated_at <= at)
         sub = newest.subquery()
-        q = select(e).join(sub, (e.slo_id == sub.c.slo_id) & (e.evaluated_at == sub.c.at))
-        return _assemble(self.session.scalars(q))
+        q = select(TABLE).join(sub, (e.slo_id == sub.c.slo_id) & (e.evaluated_at == sub.c.at))
+        return _assemble(self.session.execute(q))
 
     def between(self, start: float, end: float, slo_id: str | None = None) -> list[SLOEvaluation]:
         """Evaluations with ``start <= evaluated_at < end``, oldest first."""
-        q = select(EvaluationRow).where(EvaluationRow.evaluated_at >= start, EvaluationRow.evaluated_at < end)
+        q = select(TABLE).where(EvaluationRow.evaluated_at >= start, EvaluationRow.evaluated_at < end)
         if slo_id is not None:
             q = q.where(EvaluationRow.slo_id == slo_id)
-        return _assemble(self.session.scalars(q))
+        return _assemble(self.session.execute(q))
 
     def count(self) -> int:
         return int(self.session.scalar(select(func.count()).select_from(EvaluationRow)) or 0)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from aiosmtpd.controller import Controller
 from monitor.errors import ReportError
 from monitor.report import delivery
 from monitor.report.schedule import cron_trigger
+from monitor.store import Store
 from tests.report import week as W
 from tests.report.conftest import Built
 
@@ -73,7 +75,7 @@ def test_email_login_needs_the_named_environment_variables(built: Built) -> None
 
 def test_unreachable_smtp_is_a_clear_error(built: Built) -> None:
     cfg = replace(built.week.model.report.smtp, host="127.0.0.1", port=1)
-    with pytest.raises(ReportError, match="cannot send the report via 127.0.0.1:1"):
+    with pytest.raises(ReportError, match=r"cannot send the report via 127\.0\.0\.1:1"):
         delivery.send_email(cfg, delivery.email_message(built.week.model, built.rendered), timeout=5)
 
 
@@ -135,3 +137,20 @@ def test_schedule_becomes_a_weekly_cron_trigger() -> None:
         cron_trigger("monday 9am", "UTC")
     with pytest.raises(ReportError, match="unknown timezone"):
         cron_trigger("mon 09:00", "Mars/Olympus")
+
+
+def test_send_weekly_writes_mails_and_posts(
+    built: Built, smtp: tuple[Controller, _Inbox], hook: tuple[str, type[_Hook]], tmp_path: Path
+) -> None:
+    controller, inbox = smtp
+    url, handler = hook
+    model = built.week.model
+    cfg = replace(model.report, smtp=replace(model.report.smtp, port=controller.port), webhook_url=url)
+    store = Store(built.week.url)
+    try:
+        rendered = asyncio.run(delivery.send_weekly(replace(model, report=cfg), store, W.NOW, tmp_path))
+    finally:
+        store.close()
+    assert rendered.data.week.label == "2026-W48"  # the week that ended before Monday 09:00
+    assert (tmp_path / "report.pdf").read_bytes().startswith(b"%PDF")
+    assert len(inbox.messages) == 1 and len(handler.received) == 1

@@ -13,7 +13,8 @@ from tests.support.real import require_binary
 
 
 def non_white_share(png: Path) -> float:
-    img = Image.open(png).convert("L")
+    with Image.open(png) as raw:
+        img = raw.convert("L")
     lo, hi = img.getextrema()
     assert lo != hi, f"{png} is a single colour"
     hist = img.histogram()
@@ -25,7 +26,8 @@ def non_white_share(png: Path) -> float:
 def test_chromium_screenshot_is_not_blank(built: Built, tmp_path: Path) -> None:
     chromium = require_binary("chromium", "/usr/bin/chromium")
     png = preview.screenshot(chromium, built.out / "report.html", tmp_path / "shot.png", timeout=90)
-    assert Image.open(png).size == (1280, 2000)
+    with Image.open(png) as img:
+        assert img.size == (1280, 2000)
     assert non_white_share(png) > 0.03
 
 

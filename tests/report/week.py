@@ -110,7 +110,7 @@ def _alert(status: str) -> dict[str, object]:
             "slo": "availability",
             "severity": "page",
             "api_key": API_KEY,
-        },  # fmt: skip
+        },
         "annotations": {"summary": f"agent availability burning {HOSTILE} Bearer {API_KEY}"},
     }
     return {"version": "4", "status": status, "alerts": [alert]}

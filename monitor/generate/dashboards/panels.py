@@ -24,6 +24,7 @@ _LEGACY_DASHBOARD = ("__inputs", "hideControls", "rows", "sharedCrosshair", "sty
 _LEGACY_PANEL = ("editable", "error", "span", "minSpan", "height", "cards", "color", "dataFormat", "heatmap",
                  "hideZeroBuckets", "highlightCards", "legend", "reverseYBuckets", "tooltip", "xAxis",
                  "yAxis", "xBucketNumber", "xBucketSize", "yBucketBound", "yBucketNumber", "yBucketSize")  # fmt: skip
+_ROW_KEYS = ("collapsed", "gridPos", "id", "panels", "title", "type")
 _LEGACY_TEMPLATE = ("auto", "auto_count", "auto_min", "tagValuesQuery", "tagsQuery", "useTags")
 
 
@@ -137,6 +138,8 @@ def _clean(value: Any) -> Any:
 
 
 def _clean_panel(panel: dict[str, Any]) -> dict[str, Any]:
+    if panel.get("type") == "row":
+        return {k: v for k, v in panel.items() if k in _ROW_KEYS}
     out = {k: v for k, v in panel.items() if k not in _LEGACY_PANEL}
     if out.get("type") == "heatmap":
         out.setdefault("fieldConfig", {}).setdefault("overrides", [])
@@ -160,7 +163,10 @@ def to_json(dashboard: Any, annotations: list[dict[str, Any]], description: str)
         {k: v for k, v in t.items() if k not in _LEGACY_TEMPLATE} for t in data["templating"]["list"]
     ]
     for t in data["templating"]["list"]:
-        t.get("current", {}).pop("tags", None)
+        if t["type"] == "datasource":
+            t["current"] = {"selected": True, "text": "Prometheus", "value": DATASOURCE_UID}
+        else:
+            t["current"] = {"selected": True, "text": ["All"], "value": ["$__all"]}
     data.get("timepicker", {}).pop("time_options", None)
     data["annotations"] = {"list": annotations}
     data["description"] = description

@@ -1,0 +1,198 @@
+"""A real Prometheus scrapes the simulator with the generated config and evaluates every rule and
+dashboard expression through its HTTP API: each must parse, and the listed ones must return data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from monitor.generate.prometheus_config import prometheus_config
+from monitor.model import Model, load_model
+from monitor.sim.harness import running_simulator
+from tests.generate.conftest import REPO
+from tests.support.real import require_binary
+
+pytestmark = [pytest.mark.real, pytest.mark.timeout(120)]
+
+GRAFANA_VARS = {"$endpoint": ".*", "$model": ".*", "$class": ".*", "$__rate_interval": "1m",
+                "$__interval": "1m", "$__range": "1m"}  # fmt: skip
+
+#: Dashboard panels (uid, title) that must show data once the simulator has served requests.
+PANELS_WITH_DATA = [
+    ("m3mon-vllm-engine", "E2E request latency"),
+    ("m3mon-vllm-engine", "Time to first token"),
+    ("m3mon-vllm-engine", "Inter-token latency"),
+    ("m3mon-vllm-engine", "Token throughput"),
+    ("m3mon-vllm-engine", "Scheduler state"),
+    ("m3mon-vllm-engine", "KV cache utilization"),
+    ("m3mon-vllm-engine", "Finish reason"),
+    ("m3mon-vllm-engine", "Prefill and decode time"),
+    ("m3mon-vllm-engine", "Request prompt length"),
+    ("m3mon-fleet", "Requests per endpoint"),
+    ("m3mon-cache", "KV cache usage"),
+    ("m3mon-cache", "Block size and KV capacity"),
+    ("m3mon-cache", "Prefix cache queried / hit tokens"),
+    ("m3mon-spec-decode", "Draft acceptance rate"),
+    ("m3mon-latency", "interactive-32k: TTFT server vs probes"),
+]
+#: Recording rules (record name, class, slo) that must have data: server SLOs at 5m.
+RECORDS_WITH_DATA = [
+    ("m3mon:slo_error_ratio:rate5m", "interactive-32k", "ttft-p95"),
+    ("m3mon:slo_error_ratio:rate5m", "interactive-32k", "itl-p95"),
+    ("m3mon:slo_error_ratio:rate5m", "repo-analysis-128k", "e2e-p95"),
+    ("m3mon:slo_error_ratio:rate5m", "repo-analysis-128k", "queue-p95"),
+    ("m3mon:slo_objective:ratio", "agent", "availability"),
+]
+#: Alerts whose condition must be false against a healthy simulator (block size 128, all up).
+ALERTS_QUIET = ["VLLMBlockSizeNot128", "VLLMEndpointDown"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def prom() -> Iterator[tuple[str, Model]]:
+    binary = require_binary("prometheus", "/usr/bin/prometheus")
+    with running_simulator() as sim, _tmpdir() as tmp:
+        base = load_model(REPO / "examples" / "monitor.yaml")
+        endpoints = tuple(dataclasses.replace(e, base_url=sim.base_url) for e in base.endpoints)
+        model = dataclasses.replace(base, endpoints=endpoints, exporter_listen=f"127.0.0.1:{_free_port()}")
+        rules = [str(p) for p in sorted((REPO / "alerts").glob("*.rules.yml"))]
+        cfg = prometheus_config(model, rules, alertmanager=f"127.0.0.1:{_free_port()}", interval=1.0)
+        (tmp / "prometheus.yml").write_text(yaml.safe_dump(cfg))
+        port = _free_port()
+        proc = subprocess.Popen(
+            [binary, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait(lambda: _query(url, 'up{job="vllm"} == 1'), 30, "Prometheus scraping the simulator")
+            _traffic(sim.base_url, 1)  # creates the series; rates need increments after the first sample
+            _wait(lambda: _query(url, "vllm:e2e_request_latency_seconds_count"), 30, "first requests scraped")
+            _traffic(sim.base_url, 5)
+            _wait(lambda: _query(url, "rate(vllm:e2e_request_latency_seconds_count[1m]) > 0"), 30, "rates")
+            yield url, model
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+
+class _tmpdir:
+    def __enter__(self) -> Path:
+        import tempfile
+
+        self._t = tempfile.TemporaryDirectory(prefix="m3mon-prom-")
+        return Path(self._t.name)
+
+    def __exit__(self, *exc: object) -> None:
+        self._t.cleanup()
+
+
+def _traffic(base_url: str, n: int) -> None:
+    body = {"model": "MiniMaxAI/MiniMax-M3", "max_tokens": 16,
+            "messages": [{"role": "user", "content": "Say hello in one short sentence."}]}  # fmt: skip
+    with httpx.Client(timeout=30) as c:
+        for _ in range(n):
+            c.post(f"{base_url}/v1/chat/completions", json=body).raise_for_status()
+
+
+def _wait(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+def _query(url: str, expr: str) -> list[Any]:
+    r = httpx.get(f"{url}/api/v1/query", params={"query": expr}, timeout=10)
+    body = r.json()
+    assert body["status"] == "success", f"{expr!r}: {body.get('error')}"
+    result = body["data"]["result"]
+    return result if isinstance(result, list) else [result]
+
+
+def _expand(expr: str) -> str:
+    for k in sorted(GRAFANA_VARS, key=len, reverse=True):
+        expr = expr.replace(k, GRAFANA_VARS[k])
+    return expr
+
+
+def _dashboard_exprs() -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {}
+    for path in sorted((REPO / "dashboards").glob("*.json")):
+        d = json.loads(path.read_text())
+        for p in d["panels"]:
+            if p.get("targets"):
+                out[(d["uid"], p["title"])] = [_expand(t["expr"]) for t in p["targets"]]
+        for a in d["annotations"]["list"]:
+            out[(d["uid"], "annotation " + a["name"])] = [a["expr"]]
+    return out
+
+
+def _rules() -> list[dict[str, Any]]:
+    rules = []
+    for path in sorted((REPO / "alerts").glob("*.rules.yml")):
+        for g in yaml.safe_load(path.read_text())["groups"]:
+            rules += g["rules"]
+    return rules
+
+
+def test_every_rule_expression_parses_and_runs(prom: tuple[str, Model]) -> None:
+    url, _ = prom
+    for rule in _rules():
+        _query(url, rule["expr"])
+
+
+def test_every_dashboard_expression_parses_and_runs(prom: tuple[str, Model]) -> None:
+    url, _ = prom
+    exprs = _dashboard_exprs()
+    assert len(exprs) > 50
+    for exprs_of_panel in exprs.values():
+        for expr in exprs_of_panel:
+            _query(url, expr)
+
+
+def test_listed_panels_have_data(prom: tuple[str, Model]) -> None:
+    url, _ = prom
+    exprs = _dashboard_exprs()
+    empty = [key for key in PANELS_WITH_DATA if not any(_query(url, e) for e in exprs[key])]
+    assert not empty
+
+
+def test_listed_records_have_data_and_quiet_alerts_stay_quiet(prom: tuple[str, Model]) -> None:
+    url, _ = prom
+    rules = _rules()
+    for name, cls, slo in RECORDS_WITH_DATA:
+        rule = next(r for r in rules if r.get("record") == name and r["labels"]["class"] == cls
+                    and r["labels"]["slo"] == slo)  # fmt: skip
+        result = _query(url, rule["expr"])
+        assert result and re.fullmatch(r"[-+.0-9e]+", result[0]["value"][1]), (name, cls, slo, result)
+    for alert in ALERTS_QUIET:
+        rule = next(r for r in rules if r.get("alert") == alert)
+        assert _query(url, rule["expr"]) == [], alert
