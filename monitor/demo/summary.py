@@ -11,10 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from monitor.conventions import BURN_ALERTS
-from monitor.model import SLO, Model
+from monitor.model import Model
 from monitor.scrape.signals import Signals
-from monitor.slo.evaluate import SLOEvaluation
+from monitor.slo.evaluate import burn_alerts
 from monitor.store import Store
 from monitor.store.evaluations import EvaluationRepo
 
@@ -24,17 +23,6 @@ if TYPE_CHECKING:
 
 def _pct(value: float | None) -> str:
     return "no data" if value is None else f"{value * 100:.2f}%"
-
-
-def burn_alerts(slo: SLO, evaluation: SLOEvaluation) -> list[str]:
-    """The multi-window burn-rate alerts (SRE Workbook) this evaluation satisfies, e.g. "page 1h/5m"."""
-    fired = []
-    for alert in BURN_ALERTS:
-        factor = alert.factor(slo.period)
-        long, short = evaluation.window(alert.long_window), evaluation.window(alert.short_window)
-        if long and short and (long.burn_rate or 0) > factor and (short.burn_rate or 0) > factor:
-            fired.append(f"{alert.severity} {alert.long_window}/{alert.short_window}")
-    return fired
 
 
 def progress_line(service: Service, elapsed: float) -> str:
@@ -55,7 +43,8 @@ def slo_table(model: Model, store: Store, since: float) -> list[str]:
         last = evs[-1] if evs else None
         period = last.window(slo.period_window) if last else None
         worst = max((e.status for e in evs), key=lambda st: order.get(st, 0), default="no data")
-        alerts = sorted({name for e in evs for name in burn_alerts(slo, e)})
+        alerts = sorted({f"{a.severity} {a.long_window}/{a.short_window}" for e in evs
+                         for a in burn_alerts(slo, e.windows)})  # fmt: skip
         fired = f"  fired: {', '.join(alerts)}" if alerts else ""
         rows.append(
             f"  {slo.request_class:<20} {slo.name:<14} {slo.objective * 100:>8g}% "

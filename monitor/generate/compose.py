@@ -59,12 +59,27 @@ def _health(url: str, start_period: str) -> dict[str, Any]:
 def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
     tp = e.deployment.tensor_parallel_size or GPUS_PER_POOL
     args = [
-        e.model, "--host", "0.0.0.0", "--port", _port(e), "--served-model-name", e.model,
-        "--tensor-parallel-size", str(tp), "--block-size", str(cv.M3_BLOCK_SIZE),
-        "--max-model-len", str(_max_len(model, e)),
-        "--tool-call-parser", "minimax_m3", "--reasoning-parser", "minimax_m3", "--enable-auto-tool-choice",
-        "--otlp-traces-endpoint", "${OTLP_TRACES_ENDPOINT:-http://127.0.0.1:4317}",
-    ]  # fmt: skip
+        e.model,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        _port(e),
+        "--served-model-name",
+        e.model,
+        "--tensor-parallel-size",
+        str(tp),
+        "--block-size",
+        str(cv.M3_BLOCK_SIZE),
+        "--max-model-len",
+        str(_max_len(model, e)),
+        "--tool-call-parser",
+        "minimax_m3",
+        "--reasoning-parser",
+        "minimax_m3",
+        "--enable-auto-tool-choice",
+        "--otlp-traces-endpoint",
+        "${OTLP_TRACES_ENDPOINT:-http://127.0.0.1:4317}",
+    ]
     return {
         "profiles": ["gpu"],
         "image": _image(e),
@@ -99,7 +114,7 @@ def _sim(model: Model, e: Endpoint) -> dict[str, Any]:
             _port(e),
             "--max-model-len",
             str(_max_len(model, e)),
-        ],  # fmt: skip
+        ],
         "healthcheck": _health(f"http://127.0.0.1:{_port(e)}/health", "30s"),
         "restart": "unless-stopped",
     }
@@ -115,7 +130,7 @@ def _core() -> dict[str, Any]:
                 "./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro",
                 "./alerts:/etc/prometheus/rules:ro",
                 "prometheus-data:/prometheus",
-            ],  # fmt: skip
+            ],
             "restart": "unless-stopped",
         },
         "alertmanager": {
@@ -132,7 +147,7 @@ def _core() -> dict[str, Any]:
             "volumes": [
                 "./dashboards/provisioning:/etc/grafana/provisioning:ro",
                 f"./dashboards:{DASHBOARD_DIR}:ro",
-            ],  # fmt: skip
+            ],
             "restart": "unless-stopped",
         },
         "postgres": {
@@ -143,7 +158,7 @@ def _core() -> dict[str, Any]:
                 "POSTGRES_USER": "m3mon",
                 "POSTGRES_DB": "m3mon",
                 "POSTGRES_PASSWORD": "${POSTGRES_PASSWORD:-m3mon}",
-            },  # fmt: skip
+            },
             "volumes": ["postgres-data:/var/lib/postgresql/data"],
             "healthcheck": {"test": ["CMD", "pg_isready", "-U", "m3mon"], "interval": "10s", "retries": 5},
             "restart": "unless-stopped",

@@ -38,59 +38,79 @@ def _ratio(num: str, den: str, sel: str, window: str, offset: str = "") -> str:
 def _availability(model: Model) -> list[Alert]:
     v, m = _vllm(model), _mon(model)
     failing = (
-        f"sum by (endpoint) (rate({cv.PROBE_TOTAL}{q.monitor_selector(model.alerting, result='failure')}[10m]))\n"
+        f"sum by (endpoint) (rate({cv.PROBE_TOTAL}{q.monitor_selector(model.alerting, result='failure')}"
+        "[10m]))\n"
         f"  / sum by (endpoint) (rate({cv.PROBE_TOTAL}{m}[10m]))"
     )
     return [
         Alert(
-            "VLLMEndpointDown", f"up{v} == 0", "page", "vLLM endpoint {{ $labels.endpoint }} is down",
+            "VLLMEndpointDown",
+            f"up{v} == 0",
+            "page",
+            "vLLM endpoint {{ $labels.endpoint }} is down",
             "Prometheus cannot scrape {{ $labels.endpoint }} ({{ $labels.instance }}) for 2 minutes.",
             for_="2m",
         ),
         Alert(
-            "M3MonMonitorDown", f"up{m} == 0", "page", "The m3mon monitor is not being scraped",
-            "Prometheus cannot scrape the monitor's exporter; every probe SLO is blind.", for_="5m",
+            "M3MonMonitorDown",
+            f"up{m} == 0",
+            "page",
+            "The m3mon monitor is not being scraped",
+            "Prometheus cannot scrape the monitor's exporter; every probe SLO is blind.",
+            for_="5m",
         ),
         Alert(
             "VLLMHealthyButProbesFailing",
             f"max by (endpoint) ({cv.HEALTH_UP}{m}) == 1\nand on (endpoint)\n(\n  {failing}\n)"
             f" > {q.num(PROBE_FAILURE_RATIO)}",
-            "page", "{{ $labels.endpoint }} answers /health but synthetic probes fail",
+            "page",
+            "{{ $labels.endpoint }} answers /health but synthetic probes fail",
             "/health returns 200 while {{ $value | humanizePercentage }} of probes failed over 10m: the "
-            "server is up but not serving correct answers.", for_="10m",
+            "server is up but not serving correct answers.",
+            for_="10m",
         ),
         Alert(
-            "M3MonScrapeFailing", f"{cv.SCRAPE_SUCCESS}{m} == 0", "ticket",
+            "M3MonScrapeFailing",
+            f"{cv.SCRAPE_SUCCESS}{m} == 0",
+            "ticket",
             "m3mon cannot scrape {{ $labels.endpoint }}",
             "The monitor's own scrape of {{ $labels.endpoint }} /metrics has failed for 5 minutes.",
             for_="5m",
         ),
-    ]  # fmt: skip
+    ]
 
 
 def _saturation(model: Model) -> list[Alert]:
     v = _vllm(model)
     return [
         Alert(
-            "VLLMKVCacheNearlyFull", f"max by (endpoint) ({cv.VLLM_KV_USAGE}{v}) > {q.num(KV_CACHE_HIGH)}",
-            "ticket", "KV cache on {{ $labels.endpoint }} above 90 %",
+            "VLLMKVCacheNearlyFull",
+            f"max by (endpoint) ({cv.VLLM_KV_USAGE}{v}) > {q.num(KV_CACHE_HIGH)}",
+            "ticket",
+            "KV cache on {{ $labels.endpoint }} above 90 %",
             "KV-cache usage has stayed at {{ $value | humanizePercentage }} for 10 minutes; requests "
-            "will queue and be preempted.", for_="10m",
+            "will queue and be preempted.",
+            for_="10m",
         ),
         Alert(
             "VLLMWaitingQueueGrowing",
             f"sum by (endpoint) (deriv({cv.VLLM_WAITING}{v}[10m])) > 0\nand on (endpoint)\n"
             f"sum by (endpoint) ({cv.VLLM_WAITING}{v}) > {WAITING_HIGH}",
-            "ticket", "Waiting queue on {{ $labels.endpoint }} keeps growing",
-            f"More than {WAITING_HIGH} requests are waiting and the queue is still growing.", for_="10m",
+            "ticket",
+            "Waiting queue on {{ $labels.endpoint }} keeps growing",
+            f"More than {WAITING_HIGH} requests are waiting and the queue is still growing.",
+            for_="10m",
         ),
         Alert(
-            "VLLMPreemptions", f"sum by (endpoint) (rate({cv.VLLM_PREEMPTIONS}{v}[5m])) > 0", "ticket",
+            "VLLMPreemptions",
+            f"sum by (endpoint) (rate({cv.VLLM_PREEMPTIONS}{v}[5m])) > 0",
+            "ticket",
             "{{ $labels.endpoint }} is preempting requests",
             "The engine preempted requests continuously for 15 minutes ({{ $value }} per second): the KV "
-            "cache is too small for the load.", for_="15m",
+            "cache is too small for the load.",
+            for_="15m",
         ),
-    ]  # fmt: skip
+    ]
 
 
 def _efficiency(model: Model) -> list[Alert]:
@@ -106,14 +126,16 @@ def _efficiency(model: Model) -> list[Alert]:
     return [
         Alert(
             "VLLMPrefixCacheHitRateCollapsed",
-            f"(\n  {hits_now}\n)\n< {q.num(PREFIX_HIT_COLLAPSE)} * (\n  {hits_then}\n)", "ticket",
+            f"(\n  {hits_now}\n)\n< {q.num(PREFIX_HIT_COLLAPSE)} * (\n  {hits_then}\n)",
+            "ticket",
             "Prefix-cache hit rate on {{ $labels.endpoint }} collapsed",
             "The prefix-cache hit rate over the last hour is below half of the same hour yesterday.",
             for_="30m",
         ),
         Alert(
             "VLLMSpecDecodeAcceptanceDropped",
-            f"(\n  {acc_now}\n)\n< {q.num(SPEC_ACCEPT_DROP)} * (\n  {acc_then}\n)", "ticket",
+            f"(\n  {acc_now}\n)\n< {q.num(SPEC_ACCEPT_DROP)} * (\n  {acc_then}\n)",
+            "ticket",
             "Speculative-decoding acceptance on {{ $labels.endpoint }} dropped",
             "Draft-token acceptance over the last hour is below 80 % of the same hour yesterday.",
             for_="30m",
@@ -122,17 +144,21 @@ def _efficiency(model: Model) -> list[Alert]:
             "VLLMBlockSizeNot128",
             f'count by (endpoint, block_size) ({cv.VLLM_CACHE_CONFIG_INFO}{{job="{model.alerting.job_vllm}",'
             f'block_size!="{cv.M3_BLOCK_SIZE}"}}) > 0',
-            "ticket", "{{ $labels.endpoint }} runs with block size {{ $labels.block_size }}, not 128",
-            "MiniMax-M3 must be served with --block-size 128.", for_="5m",
+            "ticket",
+            "{{ $labels.endpoint }} runs with block size {{ $labels.block_size }}, not 128",
+            "MiniMax-M3 must be served with --block-size 128.",
+            for_="5m",
         ),
         Alert(
             "VLLMTTFTP99Regression",
-            f"{p99('')}\n> {q.num(TTFT_REGRESSION)} * {p99(' offset 1w')}", "ticket",
+            f"{p99('')}\n> {q.num(TTFT_REGRESSION)} * {p99(' offset 1w')}",
+            "ticket",
             "p99 TTFT on {{ $labels.endpoint }} regressed against last week",
             "p99 time to first token over the last hour is {{ $value | humanizeDuration }}, more than 1.5x "
-            "the same hour a week ago.", for_="30m",
+            "the same hour a week ago.",
+            for_="30m",
         ),
-    ]  # fmt: skip
+    ]
 
 
 def operational_groups(model: Model) -> list[Group]:
@@ -145,8 +171,15 @@ def operational_groups(model: Model) -> list[Group]:
 
 
 OPERATIONAL_ALERT_NAMES = (
-    "VLLMEndpointDown", "M3MonMonitorDown", "VLLMHealthyButProbesFailing", "M3MonScrapeFailing",
-    "VLLMKVCacheNearlyFull", "VLLMWaitingQueueGrowing", "VLLMPreemptions",
-    "VLLMPrefixCacheHitRateCollapsed", "VLLMSpecDecodeAcceptanceDropped", "VLLMBlockSizeNot128",
+    "VLLMEndpointDown",
+    "M3MonMonitorDown",
+    "VLLMHealthyButProbesFailing",
+    "M3MonScrapeFailing",
+    "VLLMKVCacheNearlyFull",
+    "VLLMWaitingQueueGrowing",
+    "VLLMPreemptions",
+    "VLLMPrefixCacheHitRateCollapsed",
+    "VLLMSpecDecodeAcceptanceDropped",
+    "VLLMBlockSizeNot128",
     "VLLMTTFTP99Regression",
-)  # fmt: skip
+)

@@ -18,7 +18,7 @@ from monitor.generate.dashboards import all_dashboards
 from monitor.generate.operational_rules import operational_groups
 from monitor.generate.prometheus_config import prometheus_config
 from monitor.generate.promtool_tests import operational_tests, slo_tests
-from monitor.generate.provisioning import datasource_provisioning, dashboard_provisioning
+from monitor.generate.provisioning import dashboard_provisioning, datasource_provisioning
 from monitor.generate.rules import dump_yaml, rule_file
 from monitor.generate.runbooks import render_runbooks
 from monitor.generate.slo_rules import slo_groups

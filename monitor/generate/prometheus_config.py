@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 from monitor import conventions as cv
 from monitor.model import Endpoint, Model
 
-
 #: prometheus_client >= 0.22 answers Prometheus 2.x's OpenMetrics Accept header with
 #: ``escaping=underscores``: ``vllm:num_requests_running`` arrives as ``vllm_num_requests_running``.
 #: Restore vLLM's names (no vLLM family starts with ``vllm_``) so rules and dashboards match both

@@ -24,7 +24,7 @@ def _expected(alert: Alert, model: Model, series_labels: dict[str, str]) -> dict
     labels = {**series_labels, **rule["labels"]}
     ann = dict(rule["annotations"])
     for name, value in series_labels.items():
-        ann = {k: v.replace("{{ $labels.%s }}" % name, value) for k, v in ann.items()}
+        ann = {k: v.replace("{{ $labels." + name + " }}", value) for k, v in ann.items()}
     return {"exp_labels": labels, "exp_annotations": ann}
 
 
@@ -32,29 +32,46 @@ def _alert(model: Model, name: str, slo: SLO | None = None) -> Alert:
     groups = slo_groups(model) if slo else operational_groups(model)
     for g in groups:
         for a in g.alerts:
-            if a.name == name and (slo is None or dict(a.labels).get(cv.L_SLO) == slo.name and dict(a.labels).get(cv.L_CLASS) == slo.request_class):
+            if a.name == name and (
+                slo is None
+                or (
+                    dict(a.labels).get(cv.L_SLO) == slo.name
+                    and dict(a.labels).get(cv.L_CLASS) == slo.request_class
+                )
+            ):
                 return a
     raise KeyError(name)
 
 
-def _probe_case(model: Model, slo: SLO, name: str, ok: int, bad: int, page: bool, ticket: bool) -> dict[str, Any]:
+def _probe_case(
+    model: Model, slo: SLO, name: str, ok: int, bad: int, page: bool, ticket: bool
+) -> dict[str, Any]:
     endpoint = model.endpoints_for(slo.request_class)[0].name
-    base = f'{cv.PROBE_TOTAL}{{job="{model.alerting.job_monitor}",endpoint="{endpoint}",class="{slo.request_class}",kind="chat"'
+    base = (
+        f'{cv.PROBE_TOTAL}{{job="{model.alerting.job_monitor}",endpoint="{endpoint}",'
+        f'class="{slo.request_class}",kind="chat"'
+    )
     ids = {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
     return {
         "name": name,
         "interval": "1m",
         "input_series": [
-            {"series": base + f',result="success",reason=""}}', "values": f"0+{ok}x80"},
-            {"series": base + f',result="failure",reason="timeout"}}', "values": f"0+{bad}x80"},
+            {"series": base + ',result="success",reason=""}', "values": f"0+{ok}x80"},
+            {"series": base + ',result="failure",reason="timeout"}', "values": f"0+{bad}x80"},
         ],
         "alert_rule_test": [
-            {"eval_time": "70m", "alertname": BURN_PAGE,
-             "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else []},
-            {"eval_time": "70m", "alertname": BURN_TICKET,
-             "exp_alerts": [_expected(_alert(model, BURN_TICKET, slo), model, ids)] if ticket else []},
+            {
+                "eval_time": "70m",
+                "alertname": BURN_PAGE,
+                "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else [],
+            },
+            {
+                "eval_time": "70m",
+                "alertname": BURN_TICKET,
+                "exp_alerts": [_expected(_alert(model, BURN_TICKET, slo), model, ids)] if ticket else [],
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def _server_case(model: Model, slo: SLO, name: str, fast: int, slow: int, page: bool) -> dict[str, Any]:
@@ -71,10 +88,13 @@ def _server_case(model: Model, slo: SLO, name: str, fast: int, slow: int, page: 
             {"series": f"{metric}_count{{{lab}}}", "values": f"0+{fast + slow}x80"},
         ],
         "alert_rule_test": [
-            {"eval_time": "70m", "alertname": BURN_PAGE,
-             "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else []},
+            {
+                "eval_time": "70m",
+                "alertname": BURN_PAGE,
+                "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else [],
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def slo_tests(model: Model) -> dict[str, Any]:
@@ -93,12 +113,22 @@ def slo_tests(model: Model) -> dict[str, Any]:
     }
 
 
-def _op_case(model: Model, name: str, series: list[tuple[str, str]], alert: str, at: str,
-             fire: dict[str, str] | None, value_text: str = "") -> dict[str, Any]:  # fmt: skip
+def _op_case(
+    model: Model,
+    name: str,
+    series: list[tuple[str, str]],
+    alert: str,
+    at: str,
+    fire: dict[str, str] | None,
+    value_text: str = "",
+) -> dict[str, Any]:
     exp = []
     if fire is not None:
         e = _expected(_alert(model, alert), model, fire)
-        e["exp_annotations"] = {k: v.replace("{{ $value | humanizePercentage }}", value_text) for k, v in e["exp_annotations"].items()}
+        e["exp_annotations"] = {
+            k: v.replace("{{ $value | humanizePercentage }}", value_text)
+            for k, v in e["exp_annotations"].items()
+        }
         exp.append(e)
     return {
         "name": name,
@@ -121,18 +151,61 @@ def operational_tests(model: Model) -> dict[str, Any]:
         "rule_files": ["../operational.rules.yml"],
         "evaluation_interval": "1m",
         "tests": [
-            _op_case(model, "endpoint down for 5m pages", [(up, "1 1 0x10")], "VLLMEndpointDown", "8m", up_labels),
-            _op_case(model, "endpoint down for 1m only is pending", [(up, "1 1 0x10")], "VLLMEndpointDown", "3m", None),
+            _op_case(
+                model, "endpoint down for 5m pages", [(up, "1 1 0x10")], "VLLMEndpointDown", "8m", up_labels
+            ),
+            _op_case(
+                model,
+                "endpoint down for 1m only is pending",
+                [(up, "1 1 0x10")],
+                "VLLMEndpointDown",
+                "3m",
+                None,
+            ),
             _op_case(model, "endpoint up fires nothing", [(up, "1x20")], "VLLMEndpointDown", "15m", None),
-            _op_case(model, "KV cache at 95% for 15m tickets", [(kv, "0.95x20")], "VLLMKVCacheNearlyFull", "15m",
-                     {"endpoint": ep}, "95%"),
-            _op_case(model, "KV cache at 95% for 5m is pending", [(kv, "0.95x20")], "VLLMKVCacheNearlyFull", "5m", None),
-            _op_case(model, "KV cache at 80% fires nothing", [(kv, "0.8x20")], "VLLMKVCacheNearlyFull", "15m", None),
-            _op_case(model, "block size 16 tickets", [(info.replace("{b}", "16"), "1x20")], "VLLMBlockSizeNot128",
-                     "10m", {"endpoint": ep, "block_size": "16"}),
-            _op_case(model, "block size 128 fires nothing", [(info.replace("{b}", "128"), "1x20")],
-                     "VLLMBlockSizeNot128", "10m", None),
-            _op_case(model, "monitor scrape failing tickets", [(scrape, "0x20")], "M3MonScrapeFailing", "10m",
-                     scrape_labels),
+            _op_case(
+                model,
+                "KV cache at 95% for 15m tickets",
+                [(kv, "0.95x20")],
+                "VLLMKVCacheNearlyFull",
+                "15m",
+                {"endpoint": ep},
+                "95%",
+            ),
+            _op_case(
+                model,
+                "KV cache at 95% for 5m is pending",
+                [(kv, "0.95x20")],
+                "VLLMKVCacheNearlyFull",
+                "5m",
+                None,
+            ),
+            _op_case(
+                model, "KV cache at 80% fires nothing", [(kv, "0.8x20")], "VLLMKVCacheNearlyFull", "15m", None
+            ),
+            _op_case(
+                model,
+                "block size 16 tickets",
+                [(info.replace("{b}", "16"), "1x20")],
+                "VLLMBlockSizeNot128",
+                "10m",
+                {"endpoint": ep, "block_size": "16"},
+            ),
+            _op_case(
+                model,
+                "block size 128 fires nothing",
+                [(info.replace("{b}", "128"), "1x20")],
+                "VLLMBlockSizeNot128",
+                "10m",
+                None,
+            ),
+            _op_case(
+                model,
+                "monitor scrape failing tickets",
+                [(scrape, "0x20")],
+                "M3MonScrapeFailing",
+                "10m",
+                scrape_labels,
+            ),
         ],
-    }  # fmt: skip
+    }

@@ -46,9 +46,13 @@ RUNBOOKS: dict[str, Runbook] = {
         _SLO_CHECKS,
         'm3mon:slo_error_ratio:rate5m{class="<class>",slo="<slo>"} / m3mon:slo_error_budget:ratio',
         "vllm:num_requests_waiting|vllm:kv_cache_usage_perc|vllm:num_preemptions_total",
-        (_ROLLBACK, _FAILOVER, "Latency SLO: lower concurrency (`--max-num-seqs`) or shed load. " + _KV,
-         "Correctness SLO: check `--tool-call-parser minimax_m3 --reasoning-parser minimax_m3 "
-         "--enable-auto-tool-choice` are set."),
+        (
+            _ROLLBACK,
+            _FAILOVER,
+            "Latency SLO: lower concurrency (`--max-num-seqs`) or shed load. " + _KV,
+            "Correctness SLO: check `--tool-call-parser minimax_m3 --reasoning-parser minimax_m3 "
+            "--enable-auto-tool-choice` are set.",
+        ),
         slo_scoped=True,
     ),
     "SLOErrorBudgetBurnTicket": Runbook(
@@ -58,8 +62,11 @@ RUNBOOKS: dict[str, Runbook] = {
         _SLO_CHECKS,
         'm3mon:slo_error_ratio:rate1d{class="<class>",slo="<slo>"} / m3mon:slo_error_budget:ratio',
         "vllm:request_success_total|vllm:time_to_first_token_seconds_count",
-        ("Find the slow trend (traffic growth, longer prompts, lower prefix-cache hit rate).",
-         _KV, "Plan capacity: another replica or a dedicated pool for the class."),
+        (
+            "Find the slow trend (traffic growth, longer prompts, lower prefix-cache hit rate).",
+            _KV,
+            "Plan capacity: another replica or a dedicated pool for the class.",
+        ),
         slo_scoped=True,
     ),
     "SLOErrorBudgetExhausted": Runbook(
@@ -68,30 +75,43 @@ RUNBOOKS: dict[str, Runbook] = {
         _SLO_CHECKS,
         'm3mon:slo_error_budget_remaining:ratio{class="<class>",slo="<slo>"}',
         "vllm:request_success_total",
-        ("Freeze risky deployments for the pool until the budget recovers.",
-         "Write up the incidents that consumed the budget (the weekly report lists them)."),
+        (
+            "Freeze risky deployments for the pool until the budget recovers.",
+            "Write up the incidents that consumed the budget (the weekly report lists them).",
+        ),
         slo_scoped=True,
     ),
     "SLOMetricAbsent": Runbook(
         "ticket",
         "The metric the SLO is computed from has no samples: the SLO is blind and cannot alert.",
-        ("`up{job=\"vllm\"}` and `up{job=\"m3mon\"}` - is the target scraped at all?",
-         "Probe SLOs: is `m3mon run` running and probing this class? Server SLOs: do the pool's "
-         "endpoints expose the histogram (not started with `--disable-log-stats`)?"),
+        (
+            '`up{job="vllm"}` and `up{job="m3mon"}` - is the target scraped at all?',
+            "Probe SLOs: is `m3mon run` running and probing this class? Server SLOs: do the pool's "
+            "endpoints expose the histogram (not started with `--disable-log-stats`)?",
+        ),
         "up",
         "vllm:time_to_first_token_seconds_count|m3mon_probe_total",
-        ("Restart the monitor or fix the scrape target.", "Remove `--disable-log-stats` from the vLLM flags."),
+        (
+            "Restart the monitor or fix the scrape target.",
+            "Remove `--disable-log-stats` from the vLLM flags.",
+        ),
         slo_scoped=True,
     ),
     "VLLMEndpointDown": Runbook(
         "page",
         "Prometheus cannot scrape the vLLM endpoint: the server or its host is down or unreachable.",
-        ("`docker compose ps` / the process list on the host.", "Logs for CUDA OOM or NCCL errors at startup."),
+        (
+            "`docker compose ps` / the process list on the host.",
+            "Logs for CUDA OOM or NCCL errors at startup.",
+        ),
         'up{job="vllm"}',
         "vllm:num_requests_running",
-        (_FAILOVER, "If it crashes at startup with out-of-memory: lower `--max-model-len` or raise "
-         "`--gpu-memory-utilization`; check all 8 GPUs are visible (`--tensor-parallel-size 8`).",
-         _ROLLBACK),
+        (
+            _FAILOVER,
+            "If it crashes at startup with out-of-memory: lower `--max-model-len` or raise "
+            "`--gpu-memory-utilization`; check all 8 GPUs are visible (`--tensor-parallel-size 8`).",
+            _ROLLBACK,
+        ),
     ),
     "M3MonMonitorDown": Runbook(
         "page",
@@ -103,14 +123,21 @@ RUNBOOKS: dict[str, Runbook] = {
     ),
     "VLLMHealthyButProbesFailing": Runbook(
         "page",
-        "`/health` returns 200, yet most synthetic probes fail: the server runs but gives wrong or no answers.",
-        ("Probes dashboard: which kinds and reasons fail (parser_leak, malformed_tool_call, timeout ...).",
-         "Send one chat completion by hand with `curl` and read the raw answer."),
+        "`/health` returns 200, yet most synthetic probes fail: the server runs but gives wrong or no "
+        "answers.",
+        (
+            "Probes dashboard: which kinds and reasons fail (parser_leak, malformed_tool_call, timeout ...).",
+            "Send one chat completion by hand with `curl` and read the raw answer.",
+        ),
         'sum by (endpoint, kind, reason) (rate(m3mon_probe_total{result="failure"}[10m]))',
         "vllm:request_success_total",
-        ("parser_leak / malformed_tool_call: the server needs `--tool-call-parser minimax_m3 "
-         "--reasoning-parser minimax_m3 --enable-auto-tool-choice`.",
-         "timeout / stream_broken: the engine is stuck; restart it.", _ROLLBACK, _FAILOVER),
+        (
+            "parser_leak / malformed_tool_call: the server needs `--tool-call-parser minimax_m3 "
+            "--reasoning-parser minimax_m3 --enable-auto-tool-choice`.",
+            "timeout / stream_broken: the engine is stuck; restart it.",
+            _ROLLBACK,
+            _FAILOVER,
+        ),
     ),
     "M3MonScrapeFailing": Runbook(
         "ticket",
@@ -118,12 +145,15 @@ RUNBOOKS: dict[str, Runbook] = {
         ("`m3mon_scrape_errors_total` by reason.", "`curl -s http://<endpoint>/metrics | head`."),
         "sum by (endpoint, reason) (rate(m3mon_scrape_errors_total[10m]))",
         "# TYPE vllm",
-        ("Fix network reachability or the API key env var.",
-         "too_large / garbled: check the server version and a proxy in front of it."),
+        (
+            "Fix network reachability or the API key env var.",
+            "too_large / garbled: check the server version and a proxy in front of it.",
+        ),
     ),
     "VLLMKVCacheNearlyFull": Runbook(
         "ticket",
-        "KV-cache usage has stayed above 90 % for 10 minutes; new requests queue, running ones get preempted.",
+        "KV-cache usage has stayed above 90 % for 10 minutes; new requests queue, running ones get "
+        "preempted.",
         ("KV cache dashboard: usage, preemptions, waiting queue.",),
         'max by (endpoint) (vllm:kv_cache_usage_perc{job="vllm"})',
         "vllm:kv_cache_usage_perc|vllm:cache_config_info",
@@ -151,17 +181,24 @@ RUNBOOKS: dict[str, Runbook] = {
         ("KV cache dashboard: hit rate now vs one day ago.", "Did the system prompt or tool schema change?"),
         "rate(vllm:prefix_cache_hits_total[1h]) / rate(vllm:prefix_cache_queries_total[1h])",
         "vllm:prefix_cache_hits_total|vllm:prefix_cache_queries_total",
-        ("Keep shared prompt prefixes stable across requests.", "Check prefix caching is enabled and "
-         "`--block-size 128`.", _ROLLBACK),
+        (
+            "Keep shared prompt prefixes stable across requests.",
+            "Check prefix caching is enabled and `--block-size 128`.",
+            _ROLLBACK,
+        ),
     ),
     "VLLMSpecDecodeAcceptanceDropped": Runbook(
         "ticket",
         "Draft-token acceptance fell below 80 % of yesterday's: speculative decoding wastes compute.",
         ("Speculative decoding dashboard: acceptance rate and per-position acceptance.",),
-        "rate(vllm:spec_decode_num_accepted_tokens_total[1h]) / rate(vllm:spec_decode_num_draft_tokens_total[1h])",
+        "rate(vllm:spec_decode_num_accepted_tokens_total[1h])\n"
+        "  / rate(vllm:spec_decode_num_draft_tokens_total[1h])",
         "vllm:spec_decode_",
-        ("Check the draft model matches the target checkpoint (`--speculative-config`).", _ROLLBACK,
-         "If traffic changed (e.g. more tool calls), lower `num_speculative_tokens`."),
+        (
+            "Check the draft model matches the target checkpoint (`--speculative-config`).",
+            _ROLLBACK,
+            "If traffic changed (e.g. more tool calls), lower `num_speculative_tokens`.",
+        ),
     ),
     "VLLMBlockSizeNot128": Runbook(
         "ticket",
@@ -174,14 +211,19 @@ RUNBOOKS: dict[str, Runbook] = {
     "VLLMTTFTP99Regression": Runbook(
         "ticket",
         "p99 TTFT over the last hour is 1.5x what it was a week ago at the same time.",
-        ("Latency breakdown dashboard: is it queue, prefill or network?",
-         "KV cache dashboard: prefix-cache hit rate."),
-        'histogram_quantile(0.99, sum by (endpoint, le) (rate(vllm:time_to_first_token_seconds_bucket[1h])))',
+        (
+            "Latency breakdown dashboard: is it queue, prefill or network?",
+            "KV cache dashboard: prefix-cache hit rate.",
+        ),
+        "histogram_quantile(0.99, sum by (endpoint, le) (rate(vllm:time_to_first_token_seconds_bucket[1h])))",
         "vllm:time_to_first_token_seconds",
-        ("Queue time up: " + _KV, "Prefill up: prompts got longer or the prefix cache stopped hitting.",
-         _ROLLBACK),
+        (
+            "Queue time up: " + _KV,
+            "Prefill up: prompts got longer or the prefix cache stopped hitting.",
+            _ROLLBACK,
+        ),
     ),
-}  # fmt: skip
+}
 
 
 def _template() -> jinja2.Template:

@@ -14,8 +14,8 @@ counter series is dropped with a note instead of rejecting the page. Live scrape
 
 from __future__ import annotations
 
-import itertools
 import math
+import operator
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -74,13 +74,6 @@ def _labels(text: str, line_no: int) -> Labels:
     return out
 
 
-def _value(text: str, line_no: int) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ScrapeError("garbled", f"line {line_no}: bad value {text[:40]!r}") from None
-
-
 def _comment(line: str, page: Page, line_no: int) -> None:
     parts = line.split(None, 3)
     if len(parts) < 3 or parts[1] not in ("HELP", "TYPE"):
@@ -95,27 +88,38 @@ def _comment(line: str, page: Page, line_no: int) -> None:
     page.types[name] = kind
 
 
+#: Label sets parsed before, by their raw text: a server repeats the same label sets every scrape.
+#: The dicts are shared between samples and pages, so they must never be mutated.
+_LABEL_SETS: dict[str, Labels] = {}
+
+
 def parse_fast(text: str) -> Page:
     """Parse text format 0.0.4 line by line (label sets are parsed once per distinct string)."""
     page = Page(samples=[])
-    cache: dict[str, Labels] = {}
+    cache = _LABEL_SETS
+    if len(cache) > 50_000:
+        cache.clear()
     append = page.samples.append
+    fullmatch = _LINE.fullmatch
     for line_no, line in enumerate(text.split("\n"), 1):
         if not line or line.isspace():
             continue
         if line[0] == "#":
             _comment(line, page, line_no)
             continue
-        m = _LINE.fullmatch(line)
+        m = fullmatch(line)
         if m is None:
             raise ScrapeError("garbled", f"line {line_no}: not a sample: {line[:80]!r}")
-        name, raw, value = m.group(1), m.group(2), m.group(3)
+        name, raw, value, _ = m.groups()
         if raw is None:
             labels: Labels = {}
         else:
             cached = cache.get(raw)
             labels = cached if cached is not None else cache.setdefault(raw, _labels(raw, line_no))
-        append(Sample(name, labels, _value(value, line_no)))
+        try:
+            append(Sample(name, labels, float(value)))
+        except ValueError:
+            raise ScrapeError("garbled", f"line {line_no}: bad value {value[:40]!r}") from None
     return page
 
 
@@ -158,10 +162,11 @@ def parse(text: str, *, parser: ParserName = "fast", partial: bool = False) -> P
         tail = text.rsplit("\n", 1)[-1]
         raise ScrapeError("truncated", f"page ends mid-line: {tail[-60:]!r}")
     page = parse_fast(text) if parser == "fast" else parse_reference(text)
-    problems = list(_duplicates(page))
-    if problems:
-        raise ScrapeError("garbled", problems[0])
-    bad = dict(_invalid_series(page))
+    items = _sorted_labels(page)
+    problem = next(_duplicates(page, items), None)
+    if problem:
+        raise ScrapeError("garbled", problem)
+    bad = dict(_invalid_series(page, items))
     if bad and not partial:
         raise ScrapeError("garbled", next(iter(bad.values())))
     if bad:
@@ -170,14 +175,19 @@ def parse(text: str, *, parser: ParserName = "fast", partial: bool = False) -> P
     return page
 
 
-def _duplicates(page: Page) -> Iterator[str]:
-    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-    memo: dict[int, tuple[tuple[str, str], ...]] = {}  # the fast parser shares equal label dicts
+def _sorted_labels(page: Page) -> dict[int, tuple[tuple[str, str], ...]]:
+    """Each distinct label dict of the page (by identity; the fast parser shares equal ones), sorted."""
+    memo: dict[int, tuple[tuple[str, str], ...]] = {}
     for s in page.samples:
-        items = memo.get(id(s.labels))
-        if items is None:
-            items = memo[id(s.labels)] = tuple(sorted(s.labels.items()))
-        key = (s.name, items)
+        if id(s.labels) not in memo:
+            memo[id(s.labels)] = tuple(sorted(s.labels.items()))
+    return memo
+
+
+def _duplicates(page: Page, items: dict[int, tuple[tuple[str, str], ...]]) -> Iterator[str]:
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    for s in page.samples:
+        key = (s.name, items[id(s.labels)])
         if key in seen:
             yield f"series {s.name}{s.labels} appears twice"
         seen.add(key)
@@ -203,23 +213,33 @@ def _series_key(s: Sample, page: Page) -> tuple[str, tuple[tuple[str, str], ...]
     return fam[0], tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))
 
 
-def _invalid_series(page: Page) -> Iterator[tuple[tuple[str, tuple[tuple[str, str], ...]], str]]:
+def _invalid_series(
+    page: Page, items: dict[int, tuple[tuple[str, str], ...]]
+) -> Iterator[tuple[tuple[str, tuple[tuple[str, str], ...]], str]]:
     """Yield (series key, problem) for each counter or histogram series that is not valid."""
+    without_le: dict[int, tuple[tuple[str, str], ...]] = {}
     hists: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, list[tuple[str, float]]]] = {}
     families: dict[str, tuple[str, str] | None] = {}
+    unseen = ("", "")
     for s in page.samples:
-        fam = families.get(s.name, ("", ""))
-        if fam == ("", ""):
+        fam = families.get(s.name, unseen)
+        if fam is unseen:
             fam = families[s.name] = _family(s.name, page)
         if fam is None:
             continue
-        key = (fam[0], tuple(sorted((k, v) for k, v in s.labels.items() if k != "le")))
+        labels = s.labels
         if fam[1] == "value":
             if math.isnan(s.value) or s.value < 0:
-                yield key, f"counter {s.name}{s.labels} has value {s.value}"
+                series = tuple(kv for kv in items[id(labels)] if kv[0] != "le")
+                yield (fam[0], series), f"counter {s.name}{labels} has value {s.value}"
             continue
-        parts = hists.setdefault(key, {})
-        parts.setdefault(fam[1], []).append((s.labels.get("le", ""), s.value))
+        series = without_le.get(id(labels))
+        if series is None:
+            series = without_le[id(labels)] = tuple(kv for kv in items[id(labels)] if kv[0] != "le")
+        parts = hists.get((fam[0], series))
+        if parts is None:
+            parts = hists[(fam[0], series)] = {}
+        parts.setdefault(fam[1], []).append((labels.get("le", ""), s.value))
     for key, parts in hists.items():
         problem = histogram_problem(parts)
         if problem:
@@ -239,15 +259,18 @@ def histogram_problem(parts: dict[str, list[tuple[str, float]]]) -> str | None:
     except ValueError:
         return "bucket without a numeric le"
     values = [v for _, v in buckets]
-    if any(math.isnan(e) for e in edges) or any(math.isnan(v) or v < 0 for v in values):
+    if any(map(math.isnan, edges)) or any(map(math.isnan, values)) or min(values) < 0:
         return "NaN or negative bucket"
-    if len(set(edges)) != len(edges):
-        return "duplicated bucket"
-    order = sorted(range(len(edges)), key=edges.__getitem__)
-    ordered = [values[i] for i in order]
-    if any(b < a for a, b in itertools.pairwise(ordered)):
+    if all(map(operator.lt, edges, edges[1:])):  # the usual case: exposed in increasing order
+        ordered, top = values, edges[-1]
+    else:
+        if len(set(edges)) != len(edges):
+            return "duplicated bucket"
+        order = sorted(range(len(edges)), key=edges.__getitem__)
+        ordered, top = [values[i] for i in order], edges[order[-1]]
+    if any(map(operator.gt, ordered, ordered[1:])):
         return "bucket counts decrease"
-    if not math.isinf(edges[order[-1]]):
+    if not math.isinf(top):
         return "no +Inf bucket"
     if len(counts) != 1 or math.isnan(counts[0][1]) or counts[0][1] != ordered[-1]:
         return "_count missing or not equal to the +Inf bucket"

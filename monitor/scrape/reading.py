@@ -81,37 +81,58 @@ class _Builder:
 
 
 _SKIP = frozenset({MODEL_LABEL, "le", *ENGINE_LABELS})
-_IDS: dict[tuple[tuple[tuple[str, str], ...], str | None], str] = {}
+
+#: What the labels of a sample say regardless of its family: (model, engine, ranks are all 0).
+_Facts = tuple[str, str, bool]
 
 
-def _series_id(labels: dict[str, str], src: Source) -> str:
-    """The labels a canonical field sums over, as one string (memoised: label sets repeat)."""
-    memo_key = (tuple(labels.items()), src.key)
-    found = _IDS.get(memo_key)
-    if found is None:
-        found = ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in _SKIP and k != src.key)
-        if len(_IDS) > 50_000:
-            _IDS.clear()
-        _IDS[memo_key] = found
-    return found
+def _facts(labels: dict[str, str]) -> _Facts:
+    model = labels.get(MODEL_LABEL, "")
+    engine = next((labels[k] for k in ENGINE_LABELS if k in labels), DEFAULT_ENGINE)
+    return model, engine, all(labels.get(r, "0") == "0" for r in RANK_LABELS)
 
 
-def _accept(sample: Sample, src: Source) -> bool:
-    labels = sample.labels
-    if any(labels.get(k) != v for k, v in src.where):
-        return False
-    return all(labels.get(r, "0") == "0" for r in RANK_LABELS)
+def _series_id(labels: dict[str, str], key: str | None) -> str:
+    """The labels a canonical field sums over, as one string."""
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()) if k not in _SKIP and k != key)
 
 
-def _add(b: _Builder, s: Sample, src: Source, part: str) -> None:
-    model = s.labels.get(MODEL_LABEL, "")
-    engine = next((s.labels[k] for k in ENGINE_LABELS if k in s.labels), DEFAULT_ENGINE)
+_FACTS: dict[tuple[tuple[str, str], ...], tuple[_Facts, dict[str | None, str]]] = {}
+
+
+class _Memo:
+    """Label facts and series ids, memoised per page by dict identity (the fast parser shares equal
+    label dicts) and across pages by content (a server repeats its label sets every scrape)."""
+
+    def __init__(self) -> None:
+        self.page: dict[int, tuple[_Facts, dict[str | None, str]]] = {}
+
+    def entry(self, labels: dict[str, str]) -> tuple[_Facts, dict[str | None, str]]:
+        found = self.page.get(id(labels))
+        if found is None:
+            content = tuple(labels.items())
+            found = _FACTS.get(content)
+            if found is None:
+                if len(_FACTS) > 50_000:
+                    _FACTS.clear()
+                found = _FACTS[content] = (_facts(labels), {})
+            self.page[id(labels)] = found
+        return found
+
+
+def _add(b: _Builder, s: Sample, src: Source, part: str, entry: tuple[_Facts, dict[str | None, str]]) -> None:
+    (model, engine, _), ids = entry
     fname = f"{src.field}:{s.labels.get(src.key, '')}" if src.key else src.field
     slot = (model, engine, src.rank)
-    best = b.ranks.get((model, engine, src.field))
-    if part != "created" and (best is None or src.rank < best):
-        b.ranks[(model, engine, src.field)] = src.rank
-    key = (fname, _series_id(s.labels, src))
+    if part != "created":
+        rank_key = (model, engine, src.field)
+        best = b.ranks.get(rank_key)
+        if best is None or src.rank < best:
+            b.ranks[rank_key] = src.rank
+    sid = ids.get(src.key)
+    if sid is None:
+        sid = ids[src.key] = _series_id(s.labels, src.key)
+    key = (fname, sid)
     if part == "created":
         b.created[slot][key] = s.value
     elif src.kind == "counter":
@@ -166,6 +187,7 @@ def read_page(page: Page, time: float) -> Reading:
     process_start: float | None = None
     cache_config: dict[str, dict[str, str]] = {}
     saw_engine = False
+    memo = _Memo()
     for s in page.samples:
         hits = SAMPLE_INDEX.get(s.name)
         if hits is None:
@@ -174,10 +196,16 @@ def read_page(page: Page, time: float) -> Reading:
             elif s.name == CACHE_CONFIG_INFO:
                 cache_config[s.labels.get("engine", DEFAULT_ENGINE)] = dict(s.labels)
             continue
-        saw_engine = saw_engine or "engine" in s.labels
+        labels = s.labels
+        saw_engine = saw_engine or "engine" in labels
+        entry = memo.entry(labels)
+        if not entry[0][2]:
+            continue  # an SGLang rank other than 0 repeats rank 0's requests
         for src, part in hits:
-            if _accept(s, src) and (part == "created" or _checked(s, src)):
-                _add(b, s, src, part)
+            if src.where and any(labels.get(k) != v for k, v in src.where):
+                continue
+            if part == "created" or _checked(s, src):
+                _add(b, s, src, part, entry)
     if not b.ranks and not cache_config:
         families = sorted({n for n in page.types if n.startswith(PREFIXES)})[:5]
         raise ScrapeError("garbled", f"no recognised vLLM/SGLang families (saw {families or 'none'})")

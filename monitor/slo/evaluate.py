@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from monitor.conventions import BURN_ALERTS
+from monitor.conventions import BURN_ALERTS, BurnAlert
 from monitor.model import SLO
 from monitor.slo.slices import EventSlice
 from monitor.slo.windows import Window, windows_at
@@ -87,13 +87,23 @@ def status_of(slo: SLO, results: Iterable[WindowResult]) -> tuple[str, str | Non
         return STATUS_NO_DATA, None
     if period.budget_remaining <= 0:
         return STATUS_EXHAUSTED, None
-    for alert in BURN_ALERTS:  # page conditions come first
+    alerts = burn_alerts(slo, by_name.values())
+    if alerts:  # page conditions come first in BURN_ALERTS
+        return STATUS_BURNING, alerts[0].severity
+    return STATUS_OK, None
+
+
+def burn_alerts(slo: SLO, results: Iterable[WindowResult]) -> list[BurnAlert]:
+    """The multi-window burn-rate conditions (SRE Workbook) that ``results`` satisfy, pages first."""
+    by_name = {r.window: r for r in results}
+    fired = []
+    for alert in BURN_ALERTS:
         factor = alert.factor(slo.period)
         long_w, short_w = by_name.get(alert.long_window), by_name.get(alert.short_window)
         burns = [w.burn_rate if w is not None else None for w in (long_w, short_w)]
         if all(b is not None and b > factor for b in burns):
-            return STATUS_BURNING, alert.severity
-    return STATUS_OK, None
+            fired.append(alert)
+    return fired
 
 
 def evaluate_counts(slo: SLO, at: float, counts: Counter) -> SLOEvaluation:

@@ -44,8 +44,15 @@ def _panels(d: dict[str, Any]) -> list[dict[str, Any]]:
 def test_dashboards_validate_against_grafana_schema(generated: Path) -> None:
     validator = jsonschema.Draft7Validator(_schema())
     dashboards = _dashboards(generated)
-    assert {"m3mon-fleet", "m3mon-slo", "m3mon-latency", "m3mon-cache", "m3mon-spec-decode", "m3mon-probes",
-            "m3mon-vllm-engine"} <= dashboards.keys()  # fmt: skip
+    assert {
+        "m3mon-fleet",
+        "m3mon-slo",
+        "m3mon-latency",
+        "m3mon-cache",
+        "m3mon-spec-decode",
+        "m3mon-probes",
+        "m3mon-vllm-engine",
+    } <= dashboards.keys()
     for uid, d in dashboards.items():
         errors = [f"{list(e.absolute_path)}: {e.message[:200]}" for e in validator.iter_errors(d)]
         assert not errors, f"{uid}: {errors[:5]}"
@@ -62,7 +69,9 @@ def test_template_variables_and_deployment_annotation(generated: Path) -> None:
         names = {t["name"] for t in d["templating"]["list"]}
         assert "datasource" in names and "endpoint" in names, uid
         assert any("m3mon_deployment_info" in a.get("expr", "") for a in d["annotations"]["list"])
-    names = set().union(*({t["name"] for t in d["templating"]["list"]} for d in _dashboards(generated).values()))
+    names = set().union(
+        *({t["name"] for t in d["templating"]["list"]} for d in _dashboards(generated).values())
+    )
     assert {"endpoint", "model", "class"} <= names
 
 
@@ -83,10 +92,21 @@ def test_every_vllm_example_panel_has_a_counterpart(generated: Path, cp: Any) ->
 
 
 def test_parity_list_covers_the_reference_titles() -> None:
-    upstream_91 = {"E2E Request Latency", "Token Throughput", "Inter Token Latency", "Time Per Output Token (TPOT)",
-                   "Scheduler State", "Time To First Token Latency", "Cache Utilization", "Request Prompt Length",
-                   "Request Generation Length", "Finish Reason", "Queue Time", "Requests Prefill and Decode Time",
-                   "Max Generation Token in Sequence Group"}  # fmt: skip
+    upstream_91 = {
+        "E2E Request Latency",
+        "Token Throughput",
+        "Inter Token Latency",
+        "Time Per Output Token (TPOT)",
+        "Scheduler State",
+        "Time To First Token Latency",
+        "Cache Utilization",
+        "Request Prompt Length",
+        "Request Generation Length",
+        "Finish Reason",
+        "Queue Time",
+        "Requests Prefill and Decode Time",
+        "Max Generation Token in Sequence Group",
+    }
     assert upstream_91 <= {c.upstream_title for c in COUNTERPARTS if c.source == "G"}
     assert len([c for c in COUNTERPARTS if c.source == "P"]) == 16
     assert len([c for c in COUNTERPARTS if c.source == "Q"]) == 14

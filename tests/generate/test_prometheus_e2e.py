@@ -26,8 +26,14 @@ from tests.support.real import require_binary
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(120)]
 
-GRAFANA_VARS = {"$endpoint": ".*", "$model": ".*", "$class": ".*", "$__rate_interval": "1m",
-                "$__interval": "1m", "$__range": "1m"}  # fmt: skip
+GRAFANA_VARS = {
+    "$endpoint": ".*",
+    "$model": ".*",
+    "$class": ".*",
+    "$__rate_interval": "1m",
+    "$__interval": "1m",
+    "$__range": "1m",
+}
 
 #: Dashboard panels (uid, title) that must show data once the simulator has served requests.
 PANELS_WITH_DATA = [
@@ -77,10 +83,15 @@ def prom() -> Iterator[tuple[str, Model]]:
         (tmp / "prometheus.yml").write_text(yaml.safe_dump(cfg))
         port = _free_port()
         proc = subprocess.Popen(
-            [binary, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-             f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                binary,
+                f"--config.file={tmp / 'prometheus.yml'}",
+                f"--storage.tsdb.path={tmp / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             _wait(lambda: _query(url, 'up{job="vllm"} == 1'), 30, "Prometheus scraping the simulator")
@@ -110,8 +121,11 @@ class _tmpdir:
 
 
 def _traffic(base_url: str, n: int) -> None:
-    body = {"model": "MiniMaxAI/MiniMax-M3", "max_tokens": 16,
-            "messages": [{"role": "user", "content": "Say hello in one short sentence."}]}  # fmt: skip
+    body = {
+        "model": "MiniMaxAI/MiniMax-M3",
+        "max_tokens": 16,
+        "messages": [{"role": "user", "content": "Say hello in one short sentence."}],
+    }
     with httpx.Client(timeout=30) as c:
         for _ in range(n):
             c.post(f"{base_url}/v1/chat/completions", json=body).raise_for_status()
@@ -135,6 +149,10 @@ def _query(url: str, expr: str) -> list[Any]:
     assert body["status"] == "success", f"{expr!r}: {body.get('error')}"
     result = body["data"]["result"]
     return result if isinstance(result, list) else [result]
+
+
+def _numeric(result: list[Any]) -> bool:
+    return bool(result) and re.fullmatch(r"[-+.0-9e]+", str(result[0]["value"][1])) is not None
 
 
 def _expand(expr: str) -> str:
@@ -181,18 +199,20 @@ def test_every_dashboard_expression_parses_and_runs(prom: tuple[str, Model]) -> 
 def test_listed_panels_have_data(prom: tuple[str, Model]) -> None:
     url, _ = prom
     exprs = _dashboard_exprs()
-    empty = [key for key in PANELS_WITH_DATA if not any(_query(url, e) for e in exprs[key])]
-    assert not empty
+    for key in PANELS_WITH_DATA:
+        _wait(lambda k=key: any(_query(url, e) for e in exprs[k]), 20, f"data on panel {key}")
 
 
 def test_listed_records_have_data_and_quiet_alerts_stay_quiet(prom: tuple[str, Model]) -> None:
     url, _ = prom
     rules = _rules()
     for name, cls, slo in RECORDS_WITH_DATA:
-        rule = next(r for r in rules if r.get("record") == name and r["labels"]["class"] == cls
-                    and r["labels"]["slo"] == slo)  # fmt: skip
-        result = _query(url, rule["expr"])
-        assert result and re.fullmatch(r"[-+.0-9e]+", result[0]["value"][1]), (name, cls, slo, result)
+        rule = next(
+            r
+            for r in rules
+            if r.get("record") == name and r["labels"]["class"] == cls and r["labels"]["slo"] == slo
+        )
+        _wait(lambda r=rule: _numeric(_query(url, r["expr"])), 20, f"{name} {cls}/{slo} to have a value")
     for alert in ALERTS_QUIET:
         rule = next(r for r in rules if r.get("alert") == alert)
         assert _query(url, rule["expr"]) == [], alert

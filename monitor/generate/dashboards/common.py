@@ -6,7 +6,6 @@ from typing import Any
 
 from grafanalib import core as g
 
-from monitor import conventions as cv
 from monitor.generate.dashboards.panels import Layout, Query, deployment_annotation, template_vars, to_json
 from monitor.model import Model
 

@@ -88,10 +88,22 @@ def _load(lay: Layout, s: str) -> None:
         w=6,
         h=8,
     )
-    lay.add(stat("E2E latency by model (P50/P90/P99)", [
-        Query(f"histogram_quantile({q}, sum by (le, model_name) (rate({cv.VLLM_E2E}_bucket{s}[{RATE}])))", f"P{p}")
-        for q, p in (("0.5", 50), ("0.9", 90), ("0.99", 99))
-    ], unit="s"), w=6, h=8)  # fmt: skip
+    lay.add(
+        stat(
+            "E2E latency by model (P50/P90/P99)",
+            [
+                Query(
+                    f"histogram_quantile({q}, sum by (le, model_name) "
+                    f"(rate({cv.VLLM_E2E}_bucket{s}[{RATE}])))",
+                    f"P{p}",
+                )
+                for q, p in (("0.5", 50), ("0.9", 90), ("0.99", 99))
+            ],
+            unit="s",
+        ),
+        w=6,
+        h=8,
+    )
 
 
 def _phases(lay: Layout, s: str) -> None:

@@ -26,22 +26,44 @@ def _class_rows(model: Model, lay: Layout) -> None:
         srv = q.matchers([(cv.L_JOB, q.eq(a.job_vllm)), (cv.L_ENDPOINT, q.regex(pool))])
         prb = q.matchers([(cv.L_JOB, q.eq(a.job_monitor)), (cv.L_CLASS, q.eq(rc.name))])
         lay.row(f"{rc.name} (pool: {', '.join(pool)})")
-        lay.add(timeseries(f"{rc.name}: where a request's time goes (mean)", [
-            _mean(cv.VLLM_QUEUE, srv, "queue (server)"),
-            _mean(cv.VLLM_PREFILL, srv, "prefill (server)"),
-            _mean(cv.VLLM_DECODE, srv, "decode (server)"),
-            _mean(cv.PROBE_NETWORK, prb, "network (probes)"),
-            _mean(cv.PROBE_TOOL_TURNAROUND, prb, "tool turnaround (probes)"),
-        ], unit="s", stacked=True), w=8)  # fmt: skip
+        lay.add(
+            timeseries(
+                f"{rc.name}: where a request's time goes (mean)",
+                [
+                    _mean(cv.VLLM_QUEUE, srv, "queue (server)"),
+                    _mean(cv.VLLM_PREFILL, srv, "prefill (server)"),
+                    _mean(cv.VLLM_DECODE, srv, "decode (server)"),
+                    _mean(cv.PROBE_NETWORK, prb, "network (probes)"),
+                    _mean(cv.PROBE_TOOL_TURNAROUND, prb, "tool turnaround (probes)"),
+                ],
+                unit="s",
+                stacked=True,
+            ),
+            w=8,
+        )
         qs = (0.99, 0.95, 0.5)
-        lay.add(timeseries(f"{rc.name}: TTFT server vs probes", [
-            *(Query(x.expr, f"server {x.legend}") for x in quantiles(cv.VLLM_TTFT, srv, qs)[:3]),
-            *(Query(x.expr, f"probes {x.legend}") for x in quantiles(cv.PROBE_TTFT, prb, qs)[:3]),
-        ], unit="s"), w=8)  # fmt: skip
-        lay.add(timeseries(f"{rc.name}: E2E server vs probes", [
-            *(Query(x.expr, f"server {x.legend}") for x in quantiles(cv.VLLM_E2E, srv, qs)[:3]),
-            *(Query(x.expr, f"probes {x.legend}") for x in quantiles(cv.PROBE_E2E, prb, qs)[:3]),
-        ], unit="s"), w=8)  # fmt: skip
+        lay.add(
+            timeseries(
+                f"{rc.name}: TTFT server vs probes",
+                [
+                    *(Query(x.expr, f"server {x.legend}") for x in quantiles(cv.VLLM_TTFT, srv, qs)[:3]),
+                    *(Query(x.expr, f"probes {x.legend}") for x in quantiles(cv.PROBE_TTFT, prb, qs)[:3]),
+                ],
+                unit="s",
+            ),
+            w=8,
+        )
+        lay.add(
+            timeseries(
+                f"{rc.name}: E2E server vs probes",
+                [
+                    *(Query(x.expr, f"server {x.legend}") for x in quantiles(cv.VLLM_E2E, srv, qs)[:3]),
+                    *(Query(x.expr, f"probes {x.legend}") for x in quantiles(cv.PROBE_E2E, prb, qs)[:3]),
+                ],
+                unit="s",
+            ),
+            w=8,
+        )
 
 
 def build_latency(model: Model, banner: str) -> dict[str, Any]:
@@ -74,19 +96,40 @@ def build_cache(model: Model, banner: str) -> dict[str, Any]:
             [Query(f"sum by (endpoint) (rate({cv.VLLM_PREEMPTIONS}{v}[{RATE}]))", "{{endpoint}}")],
         )
     )
-    lay.add(timeseries("Block size and KV capacity", [
-        Query(f'max by (endpoint, block_size) ({cv.VLLM_CACHE_CONFIG_INFO}{{job="{model.alerting.job_vllm}",endpoint=~"$endpoint"}})',
-              "{{endpoint}} block_size={{block_size}}"),
-    ]))  # fmt: skip
+    lay.add(
+        timeseries(
+            "Block size and KV capacity",
+            [
+                Query(
+                    f"max by (endpoint, block_size) ({cv.VLLM_CACHE_CONFIG_INFO}"
+                    f'{{job="{model.alerting.job_vllm}",endpoint=~"$endpoint"}})',
+                    "{{endpoint}} block_size={{block_size}}",
+                ),
+            ],
+        )
+    )
     lay.row("Prefix cache")
-    lay.add(timeseries("Prefix cache hit rate, now vs 1 day ago", [
-        Query(hit(RATE, ""), "{{endpoint}} now"),
-        Query(hit("1h", " offset 1d"), "{{endpoint}} 1d ago (1h)"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Prefix cache queried / hit tokens", [
-        Query(f"sum by (endpoint) (rate({cv.VLLM_PREFIX_QUERIES}{v}[{RATE}]))", "{{endpoint}} queried"),
-        Query(f"sum by (endpoint) (rate({cv.VLLM_PREFIX_HITS}{v}[{RATE}]))", "{{endpoint}} hit"),
-    ]))  # fmt: skip
+    lay.add(
+        timeseries(
+            "Prefix cache hit rate, now vs 1 day ago",
+            [
+                Query(hit(RATE, ""), "{{endpoint}} now"),
+                Query(hit("1h", " offset 1d"), "{{endpoint}} 1d ago (1h)"),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Prefix cache queried / hit tokens",
+            [
+                Query(
+                    f"sum by (endpoint) (rate({cv.VLLM_PREFIX_QUERIES}{v}[{RATE}]))", "{{endpoint}} queried"
+                ),
+                Query(f"sum by (endpoint) (rate({cv.VLLM_PREFIX_HITS}{v}[{RATE}]))", "{{endpoint}} hit"),
+            ],
+        )
+    )
     return dashboard(model, CACHE_UID, "M3 / KV and prefix cache", lay, banner, ("endpoint", "model"))
 
 
@@ -94,21 +137,54 @@ def build_spec(model: Model, banner: str) -> dict[str, Any]:
     v = vllm_sel(model)
     lay = Layout()
     lay.row("Speculative decoding")
-    lay.add(timeseries("Draft acceptance rate", [
-        Query(f"sum by (endpoint) (rate({cv.VLLM_SPEC_ACCEPTED}{v}[{RATE}]))\n"
-              f"/ sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFT_TOKENS}{v}[{RATE}]))", "{{endpoint}}"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Mean accepted length (tokens per draft, incl. bonus)", [
-        Query(f"1 + sum by (endpoint) (rate({cv.VLLM_SPEC_ACCEPTED}{v}[{RATE}]))\n"
-              f"/ sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFTS}{v}[{RATE}]))", "{{endpoint}}"),
-    ]))  # fmt: skip
-    lay.add(timeseries("Acceptance by draft position", [
-        Query(f"sum by (endpoint, position) (rate({cv.VLLM_SPEC_ACCEPTED_PER_POS}{v}[{RATE}]))\n"
-              f"/ on (endpoint) group_left sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFTS}{v}[{RATE}]))",
-              "{{endpoint}} pos {{position}}"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Drafts and draft tokens per second", [
-        Query(f"sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFTS}{v}[{RATE}]))", "{{endpoint}} drafts"),
-        Query(f"sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFT_TOKENS}{v}[{RATE}]))", "{{endpoint}} draft tokens"),
-    ]))  # fmt: skip
+    lay.add(
+        timeseries(
+            "Draft acceptance rate",
+            [
+                Query(
+                    f"sum by (endpoint) (rate({cv.VLLM_SPEC_ACCEPTED}{v}[{RATE}]))\n"
+                    f"/ sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFT_TOKENS}{v}[{RATE}]))",
+                    "{{endpoint}}",
+                ),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Mean accepted length (tokens per draft, incl. bonus)",
+            [
+                Query(
+                    f"1 + sum by (endpoint) (rate({cv.VLLM_SPEC_ACCEPTED}{v}[{RATE}]))\n"
+                    f"/ sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFTS}{v}[{RATE}]))",
+                    "{{endpoint}}",
+                ),
+            ],
+        )
+    )
+    lay.add(
+        timeseries(
+            "Acceptance by draft position",
+            [
+                Query(
+                    f"sum by (endpoint, position) (rate({cv.VLLM_SPEC_ACCEPTED_PER_POS}{v}[{RATE}]))\n"
+                    f"/ on (endpoint) group_left sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFTS}{v}[{RATE}]))",
+                    "{{endpoint}} pos {{position}}",
+                ),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Drafts and draft tokens per second",
+            [
+                Query(f"sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFTS}{v}[{RATE}]))", "{{endpoint}} drafts"),
+                Query(
+                    f"sum by (endpoint) (rate({cv.VLLM_SPEC_DRAFT_TOKENS}{v}[{RATE}]))",
+                    "{{endpoint}} draft tokens",
+                ),
+            ],
+        )
+    )
     return dashboard(model, SPEC_UID, "M3 / Speculative decoding", lay, banner, ("endpoint", "model"))

@@ -30,28 +30,71 @@ def build_fleet(model: Model, banner: str) -> dict[str, Any]:
         w=6,
         h=4,
     )
-    lay.add(timeseries("Scrape status per endpoint", [
-        Query(up, "{{endpoint}} (prometheus)"),
-        Query(f'{cv.SCRAPE_SUCCESS}{{job="{model.alerting.job_monitor}",endpoint=~"$endpoint"}}', "{{endpoint}} (m3mon)"),
-        Query(f'{cv.HEALTH_UP}{{job="{model.alerting.job_monitor}",endpoint=~"$endpoint"}}', "{{endpoint}} /health"),
-    ]))  # fmt: skip
-    lay.add(timeseries("Requests per endpoint", [
-        Query(f"sum by (endpoint) (rate({cv.VLLM_REQUEST_SUCCESS}{v}[{RATE}]))", "{{endpoint}}"),
-    ], unit="reqps"))  # fmt: skip
-    lay.add(timeseries("Running / waiting per endpoint", [
-        Query(f"sum by (endpoint) ({cv.VLLM_RUNNING}{v})", "{{endpoint}} running"),
-        Query(f"sum by (endpoint) ({cv.VLLM_WAITING}{v})", "{{endpoint}} waiting"),
-    ]))  # fmt: skip
-    lay.add(timeseries("KV cache usage per endpoint", [
-        Query(f"max by (endpoint) ({cv.VLLM_KV_USAGE}{v})", "{{endpoint}}"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Probe success ratio per class", [
-        Query(f'sum by (class) (rate({cv.PROBE_TOTAL}{ok}[{RATE}]))\n'
-              f"/ sum by (class) (rate({cv.PROBE_TOTAL}{p}[{RATE}]))", "{{class}}"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Error budget remaining per SLO", [
-        Query(f"{cv.SLO_BUDGET_REMAINING_RECORD}{_CLS}", "{{class}} {{slo}}"),
-    ], unit="percentunit"))  # fmt: skip
+    lay.add(
+        timeseries(
+            "Scrape status per endpoint",
+            [
+                Query(up, "{{endpoint}} (prometheus)"),
+                Query(
+                    f'{cv.SCRAPE_SUCCESS}{{job="{model.alerting.job_monitor}",endpoint=~"$endpoint"}}',
+                    "{{endpoint}} (m3mon)",
+                ),
+                Query(
+                    f'{cv.HEALTH_UP}{{job="{model.alerting.job_monitor}",endpoint=~"$endpoint"}}',
+                    "{{endpoint}} /health",
+                ),
+            ],
+        )
+    )
+    lay.add(
+        timeseries(
+            "Requests per endpoint",
+            [
+                Query(f"sum by (endpoint) (rate({cv.VLLM_REQUEST_SUCCESS}{v}[{RATE}]))", "{{endpoint}}"),
+            ],
+            unit="reqps",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Running / waiting per endpoint",
+            [
+                Query(f"sum by (endpoint) ({cv.VLLM_RUNNING}{v})", "{{endpoint}} running"),
+                Query(f"sum by (endpoint) ({cv.VLLM_WAITING}{v})", "{{endpoint}} waiting"),
+            ],
+        )
+    )
+    lay.add(
+        timeseries(
+            "KV cache usage per endpoint",
+            [
+                Query(f"max by (endpoint) ({cv.VLLM_KV_USAGE}{v})", "{{endpoint}}"),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Probe success ratio per class",
+            [
+                Query(
+                    f"sum by (class) (rate({cv.PROBE_TOTAL}{ok}[{RATE}]))\n"
+                    f"/ sum by (class) (rate({cv.PROBE_TOTAL}{p}[{RATE}]))",
+                    "{{class}}",
+                ),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Error budget remaining per SLO",
+            [
+                Query(f"{cv.SLO_BUDGET_REMAINING_RECORD}{_CLS}", "{{class}} {{slo}}"),
+            ],
+            unit="percentunit",
+        )
+    )
     return dashboard(model, FLEET_UID, "M3 / Fleet overview", lay, banner, ("endpoint", "model", "class"))
 
 
@@ -67,18 +110,36 @@ def build_slo(model: Model, banner: str) -> dict[str, Any]:
     bad = probe_sel(model, ',result="failure"')
     lay = Layout()
     lay.row("Attainment and budget")
-    lay.add(timeseries("Attainment (rolling period, from rules)", [
-        Query(f"1 - {cv.sli_error_ratio_record('30d')}{_CLS}", "{{class}} {{slo}} 30d"),
-        Query(f"1 - {cv.sli_error_ratio_record('28d')}{_CLS}", "{{class}} {{slo}} 28d"),
-        Query(f"{cv.SLO_META_OBJECTIVE_RECORD}{_CLS}", "{{class}} {{slo}} objective"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Attainment (monitor, per window)", [
-        Query(f"{cv.SLO_ATTAINMENT}{_CLS}", "{{class}} {{slo}} {{window}}"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Error budget remaining", [
-        Query(f"{cv.SLO_BUDGET_REMAINING_RECORD}{_CLS}", "{{class}} {{slo}} (rules)"),
-        Query(f"{cv.SLO_BUDGET_REMAINING}{_CLS}", "{{class}} {{slo}} {{window}} (monitor)"),
-    ], unit="percentunit"))  # fmt: skip
+    lay.add(
+        timeseries(
+            "Attainment (rolling period, from rules)",
+            [
+                Query(f"1 - {cv.sli_error_ratio_record('30d')}{_CLS}", "{{class}} {{slo}} 30d"),
+                Query(f"1 - {cv.sli_error_ratio_record('28d')}{_CLS}", "{{class}} {{slo}} 28d"),
+                Query(f"{cv.SLO_META_OBJECTIVE_RECORD}{_CLS}", "{{class}} {{slo}} objective"),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Attainment (monitor, per window)",
+            [
+                Query(f"{cv.SLO_ATTAINMENT}{_CLS}", "{{class}} {{slo}} {{window}}"),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Error budget remaining",
+            [
+                Query(f"{cv.SLO_BUDGET_REMAINING_RECORD}{_CLS}", "{{class}} {{slo}} (rules)"),
+                Query(f"{cv.SLO_BUDGET_REMAINING}{_CLS}", "{{class}} {{slo}} {{window}} (monitor)"),
+            ],
+            unit="percentunit",
+        )
+    )
     lay.add(
         timeseries(
             "Burn rate (monitor)", [Query(f"{cv.SLO_BURN_RATE}{_CLS}", "{{class}} {{slo}} {{window}}")]
@@ -88,12 +149,26 @@ def build_slo(model: Model, banner: str) -> dict[str, Any]:
     for short, long in (("5m", "1h"), ("30m", "6h"), ("2h", "1d"), ("6h", "3d")):
         lay.add(timeseries(f"Burn rate {short} / {long}", [_burn(short), _burn(long)]), w=6)
     lay.row("Events")
-    lay.add(timeseries("SLO alerts firing", [
-        Query(f'sum by (alertname, class, slo) (ALERTS{{alertstate="firing",class=~"$class",slo!=""}})',
-              "{{alertname}} {{class}} {{slo}}"),
-    ]))  # fmt: skip
-    lay.add(timeseries("Probe failures by reason", [
-        Query(f'sum by (class, reason) (increase({cv.PROBE_TOTAL}{bad}[{RATE}]))',
-              "{{class}} {{reason}}"),
-    ]))  # fmt: skip
+    lay.add(
+        timeseries(
+            "SLO alerts firing",
+            [
+                Query(
+                    'sum by (alertname, class, slo) (ALERTS{alertstate="firing",class=~"$class",slo!=""})',
+                    "{{alertname}} {{class}} {{slo}}",
+                ),
+            ],
+        )
+    )
+    lay.add(
+        timeseries(
+            "Probe failures by reason",
+            [
+                Query(
+                    f"sum by (class, reason) (increase({cv.PROBE_TOTAL}{bad}[{RATE}]))",
+                    "{{class}} {{reason}}",
+                ),
+            ],
+        )
+    )
     return dashboard(model, SLO_UID, "M3 / SLOs per request class", lay, banner, ("endpoint", "class"))

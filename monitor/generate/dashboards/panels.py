@@ -21,9 +21,29 @@ DS: dict[str, str] = {"type": "prometheus", "uid": "${datasource}"}
 WIDTH = 24
 
 _LEGACY_DASHBOARD = ("__inputs", "hideControls", "rows", "sharedCrosshair", "style", "gnetId", "id")
-_LEGACY_PANEL = ("editable", "error", "span", "minSpan", "height", "cards", "color", "dataFormat", "heatmap",
-                 "hideZeroBuckets", "highlightCards", "legend", "reverseYBuckets", "tooltip", "xAxis",
-                 "yAxis", "xBucketNumber", "xBucketSize", "yBucketBound", "yBucketNumber", "yBucketSize")  # fmt: skip
+_LEGACY_PANEL = (
+    "editable",
+    "error",
+    "span",
+    "minSpan",
+    "height",
+    "cards",
+    "color",
+    "dataFormat",
+    "heatmap",
+    "hideZeroBuckets",
+    "highlightCards",
+    "legend",
+    "reverseYBuckets",
+    "tooltip",
+    "xAxis",
+    "yAxis",
+    "xBucketNumber",
+    "xBucketSize",
+    "yBucketBound",
+    "yBucketNumber",
+    "yBucketSize",
+)
 _ROW_KEYS = ("collapsed", "gridPos", "id", "panels", "title", "type")
 _LEGACY_TEMPLATE = ("auto", "auto_count", "auto_min", "tagValuesQuery", "tagsQuery", "useTags")
 
@@ -101,17 +121,31 @@ def template_vars(*names: str) -> list[Any]:
     }
     out = [
         g.Template(
-            name="datasource", type="datasource", query="prometheus", label="Data source",
-            default=DATASOURCE_UID, hide=0, includeAll=False, multi=False,
+            name="datasource",
+            type="datasource",
+            query="prometheus",
+            label="Data source",
+            default=DATASOURCE_UID,
+            hide=0,
+            includeAll=False,
+            multi=False,
         )
-    ]  # fmt: skip
+    ]
     for name in names:
         out.append(
             g.Template(
-                name=name, label=name.capitalize(), query=queries[name], dataSource=DS,
-                includeAll=True, multi=True, allValue=".*", refresh=2, type="query", sort=1,
+                name=name,
+                label=name.capitalize(),
+                query=queries[name],
+                dataSource=DS,
+                includeAll=True,
+                multi=True,
+                allValue=".*",
+                refresh=2,
+                type="query",
+                sort=1,
             )
-        )  # fmt: skip
+        )
     return out
 
 
@@ -154,8 +188,8 @@ def _clean_panel(panel: dict[str, Any]) -> dict[str, Any]:
 
 def to_json(dashboard: Any, annotations: list[dict[str, Any]], description: str) -> dict[str, Any]:
     """The dashboard as Grafana's current JSON model (legacy keys removed)."""
-    data = json.loads(json.dumps(dashboard.auto_panel_ids().to_json_data(), cls=DashboardEncoder))
-    data = _clean(data)
+    raw = json.loads(json.dumps(dashboard.auto_panel_ids().to_json_data(), cls=DashboardEncoder))
+    data: dict[str, Any] = _clean(raw)
     for key in _LEGACY_DASHBOARD:
         data.pop(key, None)
     data["panels"] = [_clean_panel(p) for p in data["panels"]]

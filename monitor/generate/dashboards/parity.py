@@ -41,18 +41,29 @@ COUNTERPARTS: tuple[Counterpart, ...] = (
     Counterpart("G", "Time To First Token Latency", "Time to first token", (_TTFT,)),
     Counterpart("G", "Cache Utilization", "KV cache utilization", (cv.VLLM_KV_USAGE,)),
     Counterpart("G", "Request Prompt Length", "Request prompt length", (cv.VLLM_PROMPT_TOKENS_HIST,)),
-    Counterpart("G", "Request Generation Length", "Request generation length", (cv.VLLM_GENERATION_TOKENS_HIST,)),
+    Counterpart(
+        "G", "Request Generation Length", "Request generation length", (cv.VLLM_GENERATION_TOKENS_HIST,)
+    ),
     Counterpart("G", "Finish Reason", "Finish reason", (cv.VLLM_REQUEST_SUCCESS,)),
     Counterpart("G", "Queue Time", "Queue time", (cv.VLLM_QUEUE,)),
-    Counterpart("G", "Requests Prefill and Decode Time", "Prefill and decode time", (cv.VLLM_PREFILL, cv.VLLM_DECODE)),
-    Counterpart("G", "Max Generation Token in Sequence Group", "Max generation tokens requested", (cv.VLLM_MAX_GEN_TOKENS_HIST,)),
+    Counterpart(
+        "G", "Requests Prefill and Decode Time", "Prefill and decode time", (cv.VLLM_PREFILL, cv.VLLM_DECODE)
+    ),
+    Counterpart(
+        "G",
+        "Max Generation Token in Sequence Group",
+        "Max generation tokens requested",
+        (cv.VLLM_MAX_GEN_TOKENS_HIST,),
+    ),
     Counterpart("P", "E2E Latency over Time", "E2E request latency", (_E2E,)),
     *_stats("P", "E2E Latency", "E2E", _E2E),
     Counterpart("P", "TTFT Over Time", "Time to first token", (_TTFT,)),
     *_stats("P", "TTFT", "TTFT", _TTFT),
     Counterpart("P", "ITL (Time Per Output Token) Over Time", "Inter-token latency", (_ITL,)),
     *_stats("P", "ITL", "ITL", _ITL),
-    Counterpart("P", "TPS (Tokens Per Second) Over Time", "Token throughput", (*_TOK, cv.VLLM_ITERATION_TOKENS)),
+    Counterpart(
+        "P", "TPS (Tokens Per Second) Over Time", "Token throughput", (*_TOK, cv.VLLM_ITERATION_TOKENS)
+    ),
     Counterpart("Q", "Successful Requests Over Time", "Successful requests", (cv.VLLM_REQUEST_SUCCESS,)),
     Counterpart("Q", "Requests Avg Rate", "Request rate (avg)", (cv.VLLM_REQUEST_SUCCESS,)),
     Counterpart("Q", "p50 Latency", "E2E latency by model (P50/P90/P99)", (_E2E,)),
@@ -62,9 +73,14 @@ COUNTERPARTS: tuple[Counterpart, ...] = (
     Counterpart("Q", "Input Token Size p50", "Input tokens per request (P50)", (cv.VLLM_PROMPT_TOKENS_HIST,)),
     Counterpart("Q", "Input Token Size p90", "Input tokens per request (P90)", (cv.VLLM_PROMPT_TOKENS_HIST,)),
     Counterpart("Q", "Input Token Size p99", "Input tokens per request (P99)", (cv.VLLM_PROMPT_TOKENS_HIST,)),
-    Counterpart("Q", "Input Token Size Avg", "Input tokens per request (Avg)", (cv.VLLM_PROMPT_TOKENS, cv.VLLM_REQUEST_SUCCESS)),
+    Counterpart(
+        "Q",
+        "Input Token Size Avg",
+        "Input tokens per request (Avg)",
+        (cv.VLLM_PROMPT_TOKENS, cv.VLLM_REQUEST_SUCCESS),
+    ),
     Counterpart("Q", "Input Tokens Over Time", "Input tokens by model", (cv.VLLM_PROMPT_TOKENS,)),
     Counterpart("Q", "Input Tokens/Sec Avg", "Input tokens/s (avg)", (cv.VLLM_PROMPT_TOKENS,)),
     Counterpart("Q", "Output Tokens Over Time", "Output tokens by model", (cv.VLLM_GENERATION_TOKENS,)),
     Counterpart("Q", "Output Tokens/Sec Avg", "Output tokens/s (avg)", (cv.VLLM_GENERATION_TOKENS,)),
-)  # fmt: skip
+)

@@ -18,24 +18,59 @@ def build(model: Model, banner: str) -> dict[str, Any]:
     ok = probe_sel(model, ',result="success"')
     lay = Layout()
     lay.row("Outcomes")
-    lay.add(timeseries("Probe success ratio by kind", [
-        Query(f'sum by (kind) (rate({cv.PROBE_TOTAL}{ok}[{RATE}]))\n'
-              f"/ sum by (kind) (rate({cv.PROBE_TOTAL}{p}[{RATE}]))", "{{kind}}"),
-    ], unit="percentunit"))  # fmt: skip
-    lay.add(timeseries("Probe failures by kind and reason", [
-        Query(f"sum by (kind, reason) (increase({cv.PROBE_TOTAL}{fail}[{RATE}]))", "{{kind}} {{reason}}"),
-    ]))  # fmt: skip
+    lay.add(
+        timeseries(
+            "Probe success ratio by kind",
+            [
+                Query(
+                    f"sum by (kind) (rate({cv.PROBE_TOTAL}{ok}[{RATE}]))\n"
+                    f"/ sum by (kind) (rate({cv.PROBE_TOTAL}{p}[{RATE}]))",
+                    "{{kind}}",
+                ),
+            ],
+            unit="percentunit",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Probe failures by kind and reason",
+            [
+                Query(
+                    f"sum by (kind, reason) (increase({cv.PROBE_TOTAL}{fail}[{RATE}]))", "{{kind}} {{reason}}"
+                ),
+            ],
+        )
+    )
     lay.row("Latency seen by probes")
     for title, metric in (("TTFT", cv.PROBE_TTFT), ("Inter-token latency", cv.PROBE_ITL)):
-        lay.add(heatmap(f"Probe {title} distribution", [
-            Query(f"sum by (le) (increase({metric}_bucket{p}[{RATE}]))", "{{le}}"),
-        ]))  # fmt: skip
+        lay.add(
+            heatmap(
+                f"Probe {title} distribution",
+                [
+                    Query(f"sum by (le) (increase({metric}_bucket{p}[{RATE}]))", "{{le}}"),
+                ],
+            )
+        )
     lay.add(timeseries("Probe TTFT by kind", quantiles(cv.PROBE_TTFT, p, (0.99, 0.5), by="kind"), unit="s"))
     lay.add(timeseries("Probe E2E by kind", quantiles(cv.PROBE_E2E, p, (0.99, 0.5), by="kind"), unit="s"))
-    lay.add(timeseries("Network time and tool turnaround", [
-        *quantiles(cv.PROBE_NETWORK, p, (0.95,))[:1],
-        *(Query(x.expr, f"tool {x.legend}") for x in quantiles(cv.PROBE_TOOL_TURNAROUND, p, (0.95,))[:1]),
-    ], unit="s"))  # fmt: skip
-    lay.add(timeseries("Long prompt TTFT: cold vs warm prefix cache", quantiles(
-        cv.PROBE_LONG_PROMPT_TTFT, p, (0.95, 0.5), by=cv.L_CACHE)[:-1], unit="s"))  # fmt: skip
+    lay.add(
+        timeseries(
+            "Network time and tool turnaround",
+            [
+                *quantiles(cv.PROBE_NETWORK, p, (0.95,))[:1],
+                *(
+                    Query(x.expr, f"tool {x.legend}")
+                    for x in quantiles(cv.PROBE_TOOL_TURNAROUND, p, (0.95,))[:1]
+                ),
+            ],
+            unit="s",
+        )
+    )
+    lay.add(
+        timeseries(
+            "Long prompt TTFT: cold vs warm prefix cache",
+            quantiles(cv.PROBE_LONG_PROMPT_TTFT, p, (0.95, 0.5), by=cv.L_CACHE)[:-1],
+            unit="s",
+        )
+    )
     return dashboard(model, UID, "M3 / Probes", lay, banner, ("endpoint", "class"))
