@@ -96,9 +96,11 @@ def prom() -> Iterator[tuple[str, Model]]:
         try:
             _wait(lambda: _query(url, 'up{job="vllm"} == 1'), 30, "Prometheus scraping the simulator")
             _traffic(sim.base_url, 1)  # creates the series; rates need increments after the first sample
-            _wait(lambda: _query(url, "vllm:e2e_request_latency_seconds_count"), 30, "first requests scraped")
+            every = f"count(vllm:e2e_request_latency_seconds_count) >= {len(endpoints)}"
+            _wait(lambda: _query(url, every), 30, "first requests scraped on every endpoint target")
             _traffic(sim.base_url, 5)
-            _wait(lambda: _query(url, "rate(vllm:e2e_request_latency_seconds_count[1m]) > 0"), 30, "rates")
+            rising = f"count(rate(vllm:e2e_request_latency_seconds_count[1m]) > 0) >= {len(endpoints)}"
+            _wait(lambda: _query(url, rising), 30, "rates on every endpoint target")
             yield url, model
         finally:
             proc.terminate()
