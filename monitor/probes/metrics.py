@@ -6,7 +6,9 @@
   ``result`` success/failure and ``reason`` a failure category (``none`` on success);
 * latency histograms labelled ``endpoint,class,kind``: TTFT, ITL (one observation per
   per-token sample), TPOT, e2e, tool turnaround (one per tool round), network (client TTFT −
-  server TTFT) and server queue time.
+  server TTFT) and server queue time;
+* ``m3mon_probe_long_prompt_ttft_seconds{endpoint,class,kind,cache}`` — the long-prompt probe's
+  cold and warm TTFT, which shows whether prefix caching works.
 
 Latencies are observed for successful probes only, so latency SLIs measure answers that
 counted. Buckets come from :meth:`monitor.model.Model.latency_buckets`, so every SLO threshold
@@ -22,6 +24,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from monitor import conventions as cv
 from monitor.model import Model
 from monitor.probes.result import ProbeResult
+
+#: Cache states the long-prompt probe reports as ``extra["<state>_ttft"]``.
+LONG_PROMPT_CACHE_STATES = ("cold", "warm")
 
 
 class ProbeMetrics:
@@ -46,6 +51,13 @@ class ProbeMetrics:
             cv.PROBE_NETWORK, "Client TTFT minus server queue+prefill (network, proxy, tokenizer)."
         )
         self.queue = hist(cv.PROBE_QUEUE, "Server-reported queue time of probe requests.")
+        self.long_prompt_ttft = Histogram(
+            cv.PROBE_LONG_PROMPT_TTFT,
+            "Long-prompt probe TTFT by prefix-cache state: cold (new prefix) or warm (same prefix again).",
+            (*labels, cv.L_CACHE),
+            buckets=tuple(buckets),
+            registry=registry,
+        )
 
     @classmethod
     def for_model(cls, registry: CollectorRegistry, model: Model) -> ProbeMetrics:
@@ -71,6 +83,10 @@ class ProbeMetrics:
                 histogram.labels(*key).observe(max(value, 0.0))
         _observe_all(self.itl.labels(*key), t.itl_samples)
         _observe_all(self.tool_turnaround.labels(*key), t.tool_turnaround)
+        for cache in LONG_PROMPT_CACHE_STATES:
+            ttft = result.extra.get(f"{cache}_ttft")
+            if ttft is not None:
+                self.long_prompt_ttft.labels(*key, cache).observe(max(ttft, 0.0))
 
     def observe_all(self, results: Iterable[ProbeResult]) -> None:
         for result in results:

@@ -18,7 +18,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from monitor.sim.config import SimConfig
 from monitor.sim.faults import Faults
@@ -29,6 +29,22 @@ from monitor.sim.request import SimRequest
 
 class QueueFullError(Exception):
     """The waiting queue is at ``max_queue``; the request is rejected (HTTP 429)."""
+
+
+#: Requests whose tokens are handed out per event-loop turn: between slices the loop lets the
+#: streams of the previous slice write, so one step never blocks the loop for all requests at once.
+EMIT_SLICE = 16
+
+
+@dataclass
+class _Tally:
+    """What one step produced, counted into the metrics once at the end of the step."""
+
+    tokens: int = 0
+    drafts: int = 0
+    draft_tokens: int = 0
+    accepted: int = 0
+    per_position: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -105,7 +121,12 @@ class Engine:
                 continue
             work = self._plan()
             await asyncio.sleep(self._step_time(work, faults))
-            self._apply(work, time.monotonic())
+            now, tally = time.monotonic(), _Tally()
+            for i in range(0, len(work), EMIT_SLICE):
+                if i:
+                    await asyncio.sleep(0)  # let the streams of the previous slice write
+                self._emit_all(work[i : i + EMIT_SLICE], now, tally)
+            self._end_step(tally)
 
     async def _idle(self) -> None:
         timeout = 0.01 if self.waiting else None
@@ -200,9 +221,13 @@ class Engine:
         return max(0.0, t * faults.latency_multiplier * jitter)
 
     def _apply(self, work: list[_Work], now: float) -> None:
-        self.steps += 1
+        """Give every request of the step its tokens at ``now`` (one go; the loop uses slices)."""
+        tally = _Tally()
+        self._emit_all(work, now, tally)
+        self._end_step(tally)
+
+    def _emit_all(self, work: list[_Work], now: float, tally: _Tally) -> None:
         metrics = self._metrics()
-        step_tokens = 0
         for w in work:
             req = w.req
             if req.finish is not None:
@@ -210,30 +235,41 @@ class Engine:
             if w.prefill:
                 req.computed += w.prefill
                 req.prefill_kv_computed += w.prefill if req.preemptions == 0 else 0
-                step_tokens += w.prefill
+                tally.tokens += w.prefill
                 if req.prefilling:
                     continue
                 self._publish(req)
                 new = 1
             else:
-                new = 1 + self._speculate(req)
+                new = 1 + self._speculate(tally)
             new = min(new, req.limit - req.generated, req.plan.n_tokens - req.generated)
-            step_tokens += new
+            tally.tokens += new
             self._emit(req, new, now, metrics)
-        metrics.step(step_tokens)
+
+    def _end_step(self, tally: _Tally) -> None:
+        self.steps += 1
+        metrics = self._metrics()
+        metrics.spec_batch(tally.drafts, tally.draft_tokens, tally.accepted, tally.per_position)
+        metrics.step(tally.tokens)
         self._gauges()
 
-    def _speculate(self, req: SimRequest) -> int:
+    def _speculate(self, tally: _Tally) -> int:
         k = self.config.spec_tokens
         if k <= 0:
             return 0
-        accepted = 0
+        accepted, acceptance = 0, self.config.spec_acceptance
         for pos in range(k):
-            p = self.config.spec_acceptance[min(pos, len(self.config.spec_acceptance) - 1)]
-            if self.rng.random() >= p:
+            if self.rng.random() >= acceptance[min(pos, len(acceptance) - 1)]:
                 break
             accepted += 1
-        self._metrics().spec(k, accepted)
+        tally.drafts += 1
+        tally.draft_tokens += k
+        tally.accepted += accepted
+        per_position = tally.per_position
+        if len(per_position) < k:
+            per_position.extend([0] * (k - len(per_position)))
+        for pos in range(accepted):
+            per_position[pos] += 1
         return accepted
 
     def _emit(self, req: SimRequest, new: int, now: float, metrics: SimMetrics) -> None:

@@ -165,10 +165,11 @@ class SimMetrics:
             [*L, "position"],
             registry=r,
         )
-        for c in (self.spec_drafts, self.spec_draft_tokens, self.spec_accepted):
-            c.labels(*self.labels)
-        for pos in range(k):
-            self.spec_per_pos.labels(*self.labels, str(pos))
+        # children bound once: the engine counts speculative tokens every step
+        self._spec_children = tuple(
+            c.labels(*self.labels) for c in (self.spec_drafts, self.spec_draft_tokens, self.spec_accepted)
+        )
+        self._spec_pos = [self.spec_per_pos.labels(*self.labels, str(pos)) for pos in range(k)]
 
     def _core(self, r: CollectorRegistry) -> None:
         lb = self.labels
@@ -415,11 +416,19 @@ class SimMetrics:
     def spec(self, draft_tokens: int, accepted: int) -> None:
         if not self.spec_enabled:
             return
-        self.spec_drafts.labels(*self.labels).inc()
-        self.spec_draft_tokens.labels(*self.labels).inc(draft_tokens)
-        self.spec_accepted.labels(*self.labels).inc(accepted)
-        for pos in range(accepted):
-            self.spec_per_pos.labels(*self.labels, str(pos)).inc()
+        self.spec_batch(1, draft_tokens, accepted, [1] * accepted)
+
+    def spec_batch(self, drafts: int, draft_tokens: int, accepted: int, per_position: list[int]) -> None:
+        """Speculative decoding of a whole step at once: ``per_position[i]`` tokens accepted at i."""
+        if not self.spec_enabled or not drafts:
+            return
+        d, t, a = self._spec_children
+        d.inc(drafts)
+        t.inc(draft_tokens)
+        a.inc(accepted)
+        for pos, n in enumerate(per_position):
+            if n:
+                self._spec_pos[pos].inc(n)
 
     def step(self, tokens: int) -> None:
         if tokens:

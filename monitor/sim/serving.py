@@ -111,6 +111,7 @@ class _View:
         self.created = int(time.time())
         self.sent = 0
         self.tool_id = tool_call_id()
+        self._chunk_head: bytes | None = None
 
     def _finish_reason(self) -> str:
         reason = self.req.finish_reason or "stop"
@@ -194,6 +195,7 @@ class _View:
         return JSONResponse(body)
 
     async def frames(self) -> AsyncIterator[bytes]:
+        """The stream's bytes, one batch per engine step (all frames of a step go in one write)."""
         req, chunks = self.req, 0
         cut = self.faults.midstream_disconnect
         while True:
@@ -204,53 +206,63 @@ class _View:
                         {"error": {"message": "engine error", "type": "InternalServerError", "code": 500}}
                     )
                 return
-            for frame in self._delta_frames(done):
-                if cut is not None and chunks >= cut:
-                    self.sim.engine.abort(req)
-                    raise StreamCut
-                chunks += 1
-                yield frame
+            batch = self._delta_frames(done)
+            if cut is not None and chunks + len(batch) > cut:
+                if cut > chunks:
+                    yield b"".join(batch[: cut - chunks])
+                self.sim.engine.abort(req)
+                raise StreamCut
+            chunks += len(batch)
             if done:
-                break
-        if self.parsed.include_usage:
-            tail: dict[str, Any] = {
-                "id": req.request_id,
-                "object": self._object(),
-                "created": self.created,
-                "model": self.model,
-                "choices": [],
-                "usage": usage(req, self.sim.config.enable_prompt_tokens_details),
-            }
-            if self.sim.config.enable_per_request_metrics:
-                tail["metrics"] = per_request_metrics(req)
-            yield sse(tail)
-        yield DONE
+                yield b"".join(batch) + self._tail()
+                return
+            if batch:
+                yield batch[0] if len(batch) == 1 else b"".join(batch)
+
+    def _tail(self) -> bytes:
+        """The usage chunk (when asked for) and ``[DONE]``."""
+        if not self.parsed.include_usage:
+            return DONE
+        req = self.req
+        tail: dict[str, Any] = {
+            "id": req.request_id,
+            "object": self._object(),
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": usage(req, self.sim.config.enable_prompt_tokens_details),
+        }
+        if self.sim.config.enable_per_request_metrics:
+            tail["metrics"] = per_request_metrics(req)
+        return sse(tail) + DONE
 
     def _object(self) -> str:
         return "chat.completion.chunk" if self.endpoint == CHAT else "text_completion"
 
+    def _head(self) -> bytes:
+        """The serialised start of every chunk of this stream, up to the choice (built once)."""
+        if self._chunk_head is None:
+            self._chunk_head = (
+                f'data: {{"id":{_dumps(self.req.request_id)},"object":{_dumps(self._object())},'
+                f'"created":{self.created},"model":{_dumps(self.model)},"choices":[{{"index":0,'
+            ).encode()
+        return self._chunk_head
+
     def _chunk(self, payload: dict[str, Any], finish: str | None) -> bytes:
-        choice: dict[str, Any]
-        if self.endpoint == CHAT:
-            choice = {"index": 0, "delta": payload, "logprobs": None, "finish_reason": finish}
-        else:
-            choice = {
-                "index": 0,
-                "text": payload.get("content", ""),
-                "logprobs": None,
-                "finish_reason": finish,
-            }
+        """One ``data:`` frame; byte for byte what ``sse()`` of the nested chunk dict gives."""
+        end = b',"logprobs":null,"finish_reason":null}]}\n\n'
         if finish is not None:
-            choice["stop_reason"] = None
-        return sse(
-            {
-                "id": self.req.request_id,
-                "object": self._object(),
-                "created": self.created,
-                "model": self.model,
-                "choices": [choice],
-            }
-        )
+            end = (
+                b',"logprobs":null,"finish_reason":' + _dumps(finish).encode() + b',"stop_reason":null}]}\n\n'
+            )
+        if self.endpoint == CHAT:
+            if len(payload) == 1 and "content" in payload:
+                body = '"delta":{"content":' + _dumps(payload["content"]) + "}"
+            else:
+                body = '"delta":' + _dumps(payload)
+        else:
+            body = '"text":' + _dumps(payload.get("content", ""))
+        return self._head() + body.encode() + end
 
     def _delta_frames(self, done: bool) -> list[bytes]:
         req, out = self.req, []
@@ -269,3 +281,7 @@ class _View:
         if done:
             out.append(self._chunk({"content": ""}, self._finish_reason()))
         return out
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))

@@ -61,6 +61,11 @@ def test_round_runs_every_kind_and_feeds_metrics(model: Model) -> None:
         'm3mon_probe_tool_turnaround_seconds_count{class="small",endpoint="sim",kind="agent_session"} 2.0'
         in text
     )
+    for cache in ("cold", "warm"):
+        assert (
+            f'm3mon_probe_long_prompt_ttft_seconds_count{{cache="{cache}",class="small",endpoint="sim",'
+            f'kind="long_prompt"}} 1.0' in text
+        )
     types = {f.name: f.type for f in text_string_to_metric_families(text)}
     assert types["m3mon_probe"] == "counter"
     assert types["m3mon_probe_ttft_seconds"] == types["m3mon_probe_tool_turnaround_seconds"] == "histogram"
