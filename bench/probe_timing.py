@@ -8,9 +8,12 @@ disturbed by the server's work; both use the system-wide monotonic clock), then:
 
 For every probe it compares the client's TTFT with the simulator's ground truth
 (``GET /sim/truth``: arrival -> first token) and each client chunk gap with the gap between the
-engine times of the last tokens the two chunks carried. Prints p50/p99 absolute error in ms
-(goal: p99 <= 2 ms) and the probe runner's CPU seconds per probe (``time.process_time``), with
-the concurrent/sequential ratio measured in the same run.
+truth times of the last tokens the two chunks carried, against two definitions of truth: the
+time the simulator handed the chunk to the server for writing (``sent_times``, like for like
+with what a client can observe; the goal is judged on this) and the engine's token time
+(``token_times``, the step's end; it also counts the simulator's own delivery delay). Prints
+p50/p99 absolute error in ms (goal: p99 <= 2 ms) and the probe runner's CPU seconds per probe
+(``time.process_time``), with the concurrent/sequential ratio measured in the same run.
 
 Usage: ``.venv/bin/python bench/probe_timing.py [--concurrency 64]``
 """
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import itertools
+import os
 import socket
 import subprocess
 import sys
@@ -72,11 +77,21 @@ async def one(client: httpx.AsyncClient, target: Target, salt: int) -> tuple[Exc
         return await stream_chat(client, target, body, 30.0), str(trace_id_of(span))
 
 
-def errors(ex: Exchange, truth: dict[str, Any]) -> tuple[float, list[float]]:
-    times = truth["token_times"]["mono"]
+def errors(ex: Exchange, truth: dict[str, Any], wire: bool) -> tuple[float, list[float]]:
+    """|client - truth| for TTFT and for each gap between token chunks.
+
+    ``wire=False``: truth is the engine's token time (when the step that produced the token
+    ended). ``wire=True``: truth is when the simulator handed the chunk carrying that token to the
+    server for writing (``sent_times``), which is what a client can observe at best.
+    """
     ends = list(itertools.accumulate(len(tokenize(c.text)) for c in ex.transcript.chunks))
+    if wire:
+        sent, counts = truth["sent_times"]["mono"], truth["sent_tokens"]
+        times = [sent[bisect.bisect_left(counts, n)] for n in range(1, (ends[-1] if ends else 0) + 1)]
+    else:
+        times = truth["token_times"]["mono"]
     ttft = ex.timings().ttft or 0.0
-    ttft_err = ttft - (truth["first_token"]["mono"] - truth["arrival"]["mono"])
+    ttft_err = ttft - (times[0] - truth["arrival"]["mono"])
     gaps = [(cur.at - prev.at) - (times[b - 1] - times[a - 1])
             for (prev, cur), (a, b) in zip(itertools.pairwise(ex.transcript.chunks), itertools.pairwise(ends),
                                            strict=True)]  # fmt: skip
@@ -95,24 +110,32 @@ async def measure(base_url: str, n: int, concurrent: bool) -> dict[str, Any]:
         cpu = time.process_time() - cpu0
         truth = {r["trace_id"]: r for r in (await client.get(f"{base_url}/sim/truth")).json()["requests"]}
         lag = (await client.get(f"{base_url}/sim/stats")).json()["loop_lag"]
-    ttft_errs: list[float] = []
-    itl_errs: list[float] = []
-    for ex, trace_id in runs:
-        assert ex.failure is None, ex.detail
-        t, g = errors(ex, truth[trace_id])
-        ttft_errs.append(t)
-        itl_errs.extend(g)
-    return {"n": n, "cpu_per_probe": cpu / n, "ttft": ttft_errs, "itl": itl_errs, "sim_lag": lag}
+    out: dict[str, Any] = {"n": n, "cpu_per_probe": cpu / n, "sim_lag": lag}
+    for wire in (False, True):
+        ttft_errs: list[float] = []
+        itl_errs: list[float] = []
+        for ex, trace_id in runs:
+            assert ex.failure is None, ex.detail
+            t, g = errors(ex, truth[trace_id], wire)
+            ttft_errs.append(t)
+            itl_errs.extend(g)
+        out["wire" if wire else "engine"] = {"ttft": ttft_errs, "itl": itl_errs}
+    return out
 
 
-def line(name: str, r: dict[str, Any]) -> str:
+def line(name: str, r: dict[str, Any], truth: str) -> str:
     def ms(v: float | None) -> str:
         return "-" if v is None else f"{v * 1000:6.2f}"
 
-    ttft = f"TTFT err p50 {ms(percentile(r['ttft'], 50))} p99 {ms(percentile(r['ttft'], 99))} ms"
+    e = r[truth]
+    ttft = f"TTFT err p50 {ms(percentile(e['ttft'], 50))} p99 {ms(percentile(e['ttft'], 99))} ms"
     return (f"{name:<14} n={r['n']:<3} {ttft}"
-            f" | ITL err p50 {ms(percentile(r['itl'], 50))} p99 {ms(percentile(r['itl'], 99))} ms"
-            f" ({len(r['itl'])} gaps) | CPU/probe {r['cpu_per_probe'] * 1000:.2f} ms")  # fmt: skip
+            f" | ITL err p50 {ms(percentile(e['itl'], 50))} p99 {ms(percentile(e['itl'], 99))} ms"
+            f" ({len(e['itl'])} gaps) | CPU/probe {r['cpu_per_probe'] * 1000:.2f} ms")  # fmt: skip
+
+
+def _p99(r: dict[str, Any], truth: str) -> float:
+    return max(percentile(r[truth]["ttft"], 99) or 0.0, percentile(r[truth]["itl"], 99) or 0.0)
 
 
 def main() -> int:
@@ -128,14 +151,20 @@ def main() -> int:
     finally:
         proc.terminate()
         proc.wait(10)
-    print(line("sequential", seq))
-    print(line(f"concurrent x{args.concurrency}", par))
-    p99 = max(percentile(par["ttft"], 99) or 0.0, percentile(par["itl"], 99) or 0.0)
+    print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    for truth, what in (("wire", "the time the simulator wrote the chunk (sent_times)"),
+                        ("engine", "the engine's token time (token_times)")):  # fmt: skip
+        print(f"truth = {what}:")
+        print("  " + line("sequential", seq, truth))
+        print("  " + line(f"concurrent x{args.concurrency}", par, truth))
     lag = par["sim_lag"]
     p99_lag, max_lag = (lag["p99"] or 0) * 1000, (lag["max"] or 0) * 1000
     print(f"simulator event-loop lag (its own delivery delay): p99 {p99_lag:.1f} ms, max {max_lag:.1f} ms")
     print(f"CPU per probe, concurrent / sequential: {par['cpu_per_probe'] / seq['cpu_per_probe']:.2f}x")
-    print(f"p99 error under load {p99 * 1000:.2f} ms (goal <= 2 ms): {'met' if p99 <= 0.002 else 'NOT met'}")
+    wire, engine = _p99(par, "wire"), _p99(par, "engine")
+    verdict = "met" if wire <= 0.002 else "NOT met"
+    print(f"p99 error under load vs write time {wire * 1000:.2f} ms (goal <= 2 ms): {verdict}; "
+          f"vs engine token time {engine * 1000:.2f} ms")  # fmt: skip
     return 0
 
 

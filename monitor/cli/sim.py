@@ -105,15 +105,17 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from monitor.sim.app import create_app
+    from monitor.sim.app import create_app, tune_gc
 
     cfg = config_from_args(args)
     print(
         f"m3mon sim: vLLM {VLLM_VERSION} imitation serving {cfg.model} on http://{cfg.host}:{cfg.port}",
         flush=True,
     )
+    app = create_app(cfg)
+    tune_gc()
     uvicorn.run(
-        create_app(cfg),
+        app,
         host=cfg.host,
         port=cfg.port,
         log_level="info" if args.log_requests else "warning",

@@ -98,19 +98,23 @@ def _server_case(model: Model, slo: SLO, name: str, fast: int, slow: int, page: 
 
 
 def slo_tests(model: Model) -> dict[str, Any]:
-    probe = next(s for s in model.slos if s.source == "probes" and s.sli == "availability")
-    server = next(s for s in model.slos if s.source == "server" and s.is_latency)
-    return {
-        "rule_files": ["../slo.rules.yml"],
-        "evaluation_interval": "2m",
-        "tests": [
+    """Unit tests of the SLO rules, for the first probe availability SLO and the first server
+    latency SLO the configuration has (a configuration may have neither)."""
+    probe = next((s for s in model.slos if s.source == "probes" and s.sli == "availability"), None)
+    server = next((s for s in model.slos if s.source == "server" and s.is_latency), None)
+    tests = []
+    if probe is not None:
+        tests += [
             _probe_case(model, probe, "probe availability: 10% errors pages and tickets", 9, 1, True, True),
             _probe_case(model, probe, "probe availability: 0.5% errors tickets only", 199, 1, False, True),
             _probe_case(model, probe, "probe availability: no errors fires nothing", 10, 0, False, False),
+        ]
+    if server is not None:
+        tests += [
             _server_case(model, server, "server latency: half the requests slow pages", 5, 5, True),
             _server_case(model, server, "server latency: all requests fast fires nothing", 10, 0, False),
-        ],
-    }
+        ]
+    return {"rule_files": ["../slo.rules.yml"], "evaluation_interval": "2m", "tests": tests}
 
 
 def _op_case(

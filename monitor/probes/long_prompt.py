@@ -15,6 +15,7 @@ The verdict is the first failure of cold, warm, ceiling; the timings are the col
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 import uuid
@@ -49,12 +50,20 @@ def filler(tokens: int, rng: random.Random) -> list[str]:
     ]
 
 
+@functools.lru_cache(maxsize=8)
+def _filler_halves(tokens: int, seed: int) -> tuple[str, str]:
+    """The filler before and after the needle; deterministic, so built once per size and seed."""
+    sentences = filler(max(tokens - 40, TOKENS_PER_SENTENCE), random.Random(seed))
+    middle = len(sentences) // 2
+    return " ".join(sentences[:middle]), " ".join(sentences[middle:])
+
+
 def build_prompt(tokens: int, needle: str, salt: str, seed: int = 0) -> str:
     """About ``tokens`` tokens: the salt first, the needle in the middle, the question last."""
     head = f"Session {salt}. Read the notes below."
-    sentences = filler(max(tokens - 40, TOKENS_PER_SENTENCE), random.Random(seed))
-    sentences.insert(len(sentences) // 2, f"The secret code is {needle}.")
-    return "\n".join([head, " ".join(sentences), QUESTION])
+    before, after = _filler_halves(tokens, seed)
+    body = " ".join(part for part in (before, f"The secret code is {needle}.", after) if part)
+    return "\n".join([head, body, QUESTION])
 
 
 async def _ask(

@@ -230,8 +230,8 @@ def _invalid_series(
         labels = s.labels
         if fam[1] == "value":
             if math.isnan(s.value) or s.value < 0:
-                series = tuple(kv for kv in items[id(labels)] if kv[0] != "le")
-                yield (fam[0], series), f"counter {s.name}{labels} has value {s.value}"
+                bad = tuple(kv for kv in items[id(labels)] if kv[0] != "le")
+                yield (fam[0], bad), f"counter {s.name}{labels} has value {s.value}"
             continue
         series = without_le.get(id(labels))
         if series is None:

@@ -23,6 +23,7 @@ from monitor.probes.runner import run_round
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
 from monitor.slo.due import STEP, evaluate_due
+from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
 from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, signals_op
 
@@ -47,6 +48,7 @@ class Jobs:
     ) -> None:
         self.model = model
         self.evaluation_step = evaluation_step
+        self.evaluated_step: float | None = None  # the last aligned step fully evaluated
         self.store = store
         self.exporter = exporter
         self.clock = clock
@@ -144,8 +146,12 @@ class Jobs:
         if self.writer.backlog:
             return 0  # the database is away: evaluating now would miss buffered events
         now = self.clock()
+        step = align(now, self.evaluation_step)
+        if step == self.evaluated_step:
+            return 0  # this step is done; nothing new is due until the next boundary
         done = evaluate_due(self.store, self.model, now, step=self.evaluation_step)
         self.exporter.slo.update(self.store.latest_evaluations(now))
+        self.evaluated_step = step
         return len(done)
 
     def prune(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from monitor.sim.faults import Faults
 from monitor.sim.schema_values import arguments_for
-from monitor.sim.tokens import message_text, tokenize
+from monitor.sim.tokens import count_tokens, message_text, tokenize
 
 MARK = "]<]minimax[>["
 THINK_OPEN, THINK_CLOSE = "<mm:think>", "</mm:think>"
@@ -159,9 +159,14 @@ def _content_for(
 
 
 def _pad(text: str, target: int, start: int = 0) -> str:
-    i = start
-    while len(tokenize(text)) < target:
-        text += (" " if text else "") + _SENTENCES[i % len(_SENTENCES)]
+    """``text`` plus whole sentences until it has ``target`` tokens (counted incrementally)."""
+    i, n = start, count_tokens(text)
+    while n < target:
+        piece = (" " if text else "") + _SENTENCES[i % len(_SENTENCES)]
+        # a token never spans "non-space | space", so counts then add up; otherwise count afresh
+        joins = text[-1:].strip() != "" and piece[:1].isspace()
+        text += piece
+        n = n + count_tokens(piece) if joins else count_tokens(text)
         i += 1
     return text
 

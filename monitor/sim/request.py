@@ -29,6 +29,9 @@ class SimRequest:
     first_scheduled: float | None = None
     first_token: float | None = None
     token_times: list[float] = field(default_factory=list)
+    #: streamed responses: (time the frames were handed to the server for writing, completion
+    #: tokens sent by then), one entry per write; the client-observable side of token_times
+    writes: list[tuple[float, int]] = field(default_factory=list)
     finish: float | None = None
     finish_reason: str | None = None
     num_cached: int = 0
@@ -75,6 +78,11 @@ class SimRequest:
                 "mono": list(self.token_times),
                 "wall": [t + wall_offset for t in self.token_times],
             },
+            "sent_times": {
+                "mono": [t for t, _ in self.writes],
+                "wall": [t + wall_offset for t, _ in self.writes],
+            },
+            "sent_tokens": [n for _, n in self.writes],
             "finish": both(self.finish),
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,

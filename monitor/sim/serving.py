@@ -209,14 +209,17 @@ class _View:
             batch = self._delta_frames(done)
             if cut is not None and chunks + len(batch) > cut:
                 if cut > chunks:
+                    req.writes.append((time.monotonic(), req.generated))
                     yield b"".join(batch[: cut - chunks])
                 self.sim.engine.abort(req)
                 raise StreamCut
             chunks += len(batch)
             if done:
+                req.writes.append((time.monotonic(), req.generated))
                 yield b"".join(batch) + self._tail()
                 return
             if batch:
+                req.writes.append((time.monotonic(), req.generated))
                 yield batch[0] if len(batch) == 1 else b"".join(batch)
 
     def _tail(self) -> bytes:

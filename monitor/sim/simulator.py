@@ -7,7 +7,6 @@ The HTTP layer (:mod:`monitor.sim.app`) is a thin shell over this object; tests 
 from __future__ import annotations
 
 import asyncio
-import gc
 import random
 import time
 from collections import deque
@@ -51,13 +50,7 @@ class Simulator:
     # --- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start the engine loop and the event-loop lag probe (call from the serving loop).
-
-        Everything allocated so far (modules, the app, metrics) is moved out of the garbage
-        collector's sight (``gc.freeze``, as vLLM does after startup): a full collection then
-        only walks request objects and does not stall streams for tens of milliseconds.
-        """
-        gc.freeze()
+        """Start the engine loop and the event-loop lag probe (call from the serving loop)."""
         self._tasks = [asyncio.create_task(self.engine.run()), asyncio.create_task(self._measure_lag())]
 
     async def stop(self) -> None:

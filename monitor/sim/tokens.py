@@ -23,8 +23,9 @@ def tokenize(text: str) -> list[str]:
 
 
 def count_tokens(text: str) -> int:
-    """Number of tokens :func:`tokenize` yields, without building the list."""
-    return sum(1 for _ in _TOKEN.finditer(text))
+    """Number of tokens :func:`tokenize` yields (``findall`` is several times faster than counting
+    ``finditer`` matches in Python; request planning calls this on every request)."""
+    return len(_TOKEN.findall(text))
 
 
 def message_text(content: Any) -> str:
