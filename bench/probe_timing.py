@@ -81,8 +81,9 @@ def errors(ex: Exchange, truth: dict[str, Any], wire: bool) -> tuple[float, list
     """|client - truth| for TTFT and for each gap between token chunks.
 
     ``wire=False``: truth is the engine's token time (when the step that produced the token
-    ended). ``wire=True``: truth is when the simulator handed the chunk carrying that token to the
-    server for writing (``sent_times``), which is what a client can observe at best.
+    ended), TTFT from ``arrival`` (the request handler started). ``wire=True``: truth is when the
+    simulator handed the chunk carrying that token to the server for writing (``sent_times``),
+    TTFT from ``received`` (the server parsed the request): what a client can observe at best.
     """
     ends = list(itertools.accumulate(len(tokenize(c.text)) for c in ex.transcript.chunks))
     if wire:
@@ -91,7 +92,10 @@ def errors(ex: Exchange, truth: dict[str, Any], wire: bool) -> tuple[float, list
     else:
         times = truth["token_times"]["mono"]
     ttft = ex.timings().ttft or 0.0
-    ttft_err = ttft - (times[0] - truth["arrival"]["mono"])
+    start = truth["arrival"]["mono"]
+    if wire and truth["received"]["mono"] is not None:
+        start = truth["received"]["mono"]  # the server read the request, not the handler started
+    ttft_err = ttft - (times[0] - start)
     gaps = [(cur.at - prev.at) - (times[b - 1] - times[a - 1])
             for (prev, cur), (a, b) in zip(itertools.pairwise(ex.transcript.chunks), itertools.pairwise(ends),
                                            strict=True)]  # fmt: skip

@@ -106,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from monitor.sim.app import create_app, tune_gc
+    from monitor.sim.wire import StampingHttpToolsProtocol
 
     cfg = config_from_args(args)
     print(
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     tune_gc()
     uvicorn.run(
         app,
+        http=StampingHttpToolsProtocol,
         host=cfg.host,
         port=cfg.port,
         log_level="info" if args.log_requests else "warning",

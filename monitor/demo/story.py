@@ -76,20 +76,29 @@ def _simulators(example: Path) -> Iterator[dict[str, SimHandle]]:
         yield sims
 
 
-async def _drive(service: Service, sims: dict[str, SimHandle], scale: float) -> None:
+#: (phase name, wall-clock start, wall-clock end) of each phase that ran.
+PhaseTimes = list[tuple[str, float, float]]
+
+
+async def _drive(service: Service, sims: dict[str, SimHandle], scale: float) -> PhaseTimes:
+    """Run the phases; returns (name, wall-clock start, wall-clock end) of each."""
     task = asyncio.create_task(service.serve())
     started = time.monotonic()
+    done: PhaseTimes = []
     try:
         for phase in phases(scale):
             print(f"\n== {phase.name} ({phase.seconds:.0f} s)", flush=True)
             phase.action(sims)
+            begin = time.time()
             end = time.monotonic() + phase.seconds
             while time.monotonic() < end:
                 await asyncio.sleep(min(10.0, max(0.0, end - time.monotonic())))
                 print(progress_line(service, time.monotonic() - started), flush=True)
+            done.append((phase.name, begin, time.time()))
     finally:
         service.stopping.set()
         await task
+    return done
 
 
 def run_demo(example: Path, out: Path, scale: float = 1.0) -> Model:
@@ -112,7 +121,6 @@ def run_demo(example: Path, out: Path, scale: float = 1.0) -> Model:
             print(f"  simulator for {name:<15} {sim.base_url}")
         print(f"  exporter   http://127.0.0.1:{port}/metrics   store {model.storage.url}")
         service = Service(model, send_reports=False, evaluation_step=DEMO_EVALUATION_STEP)
-        started = time.time()
-        asyncio.run(_drive(service, sims, scale))
-    print_summary(model, out, started, service.jobs.history)
+        done = asyncio.run(_drive(service, sims, scale))
+    print_summary(model, out, done, service.jobs.history)
     return model

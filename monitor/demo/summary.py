@@ -37,7 +37,7 @@ def slo_table(model: Model, store: Store, since: float) -> list[str]:
     with store.session() as s:
         evaluations = EvaluationRepo(s).between(since, datetime.now(UTC).timestamp() + 1)
     rows = [f"  {'class':<20} {'SLO':<14} {'objective':>9} {'attained':>9} {'budget left':>11}  worst status"]
-    order = {"ok": 0, "no data": 0, "burning": 1, "exhausted": 2}
+    order = {"no data": -1, "ok": 0, "burning": 1, "exhausted": 2}
     for slo in model.slos:
         evs = [e for e in evaluations if e.slo_id == slo.id]
         last = evs[-1] if evs else None
@@ -54,21 +54,28 @@ def slo_table(model: Model, store: Store, since: float) -> list[str]:
     return rows
 
 
-def latency_lines(history: dict[str, list[Signals]]) -> list[str]:
-    """Where latency went per endpoint: mean queue / prefill / decode against mean e2e (server view)."""
-    rows = [f"  {'endpoint':<16} {'requests':>8} {'e2e':>8} {'queue':>8} {'prefill':>8} {'decode':>8}"]
+def _means(items: list[Signals]) -> tuple[float, dict[str, float | None]]:
+    """Requests and mean e2e / queue / prefill / decode seconds over a run of intervals."""
+    sums: dict[str, float] = dict.fromkeys(("e2e", "queue", "prefill", "decode"), 0.0)
+    counts = dict(sums)
+    for sig in items:
+        for name in sums:
+            h = sig.total.histograms.get(name)
+            if h is not None and h.count > 0:
+                sums[name] += h.sum
+                counts[name] += h.count
+    return counts["e2e"], {k: (sums[k] / counts[k] if counts[k] else None) for k in sums}
+
+
+def latency_lines(history: dict[str, list[Signals]], phases: list[tuple[str, float, float]]) -> list[str]:
+    """Where latency went, per endpoint and phase: mean queue / prefill / decode against mean e2e."""
+    cols = " ".join(f"{c:>8}" for c in ("requests", "e2e", "queue", "prefill", "decode"))
+    rows = [f"  {'endpoint':<16} {'phase':<10} {cols}"]
     for endpoint, items in history.items():
-        sums: dict[str, float] = dict.fromkeys(("e2e", "queue", "prefill", "decode"), 0.0)
-        counts = dict(sums)
-        for sig in items:
-            for name in ("e2e", "queue", "prefill", "decode"):
-                h = sig.total.histograms.get(name)
-                if h is not None and h.count > 0:
-                    sums[name] += h.sum
-                    counts[name] += h.count
-        means = {k: (sums[k] / counts[k] if counts[k] else None) for k in sums}
-        cells = " ".join(f"{'-' if v is None else f'{v:.2f}s':>8}" for v in means.values())
-        rows.append(f"  {endpoint:<16} {counts['e2e']:>8.0f} {cells}")
+        for phase, start, end in phases:
+            count, means = _means([s for s in items if start < s.end <= end])
+            cells = " ".join(f"{'-' if v is None else f'{v:.2f}s':>8}" for v in means.values())
+            rows.append(f"  {endpoint:<16} {phase.split(':')[0]:<10} {count:>8.0f} {cells}")
     return rows
 
 
@@ -89,15 +96,18 @@ def write_artifacts(model: Model, out: Path) -> list[str]:
     return [str(out / "generated"), *(str(p) for p in paths.values())]
 
 
-def print_summary(model: Model, out: Path, since: float, history: dict[str, list[Signals]]) -> None:
+def print_summary(
+    model: Model, out: Path, phases: list[tuple[str, float, float]], history: dict[str, list[Signals]]
+) -> None:
+    since = phases[0][1]
     store = Store(model.storage.url)
     try:
         print("\n== SLO status per class (from the store)")
         print("\n".join(slo_table(model, store, since)))
     finally:
         store.close()
-    print("\n== Where latency went (server-side means over the run)")
-    print("\n".join(latency_lines(history)))
+    print("\n== Where latency went (server-side means per phase)")
+    print("\n".join(latency_lines(history, phases)))
     written = write_artifacts(model, out)
     print("\n== Output")
     print(f"  everything is in {out}:")

@@ -11,8 +11,9 @@ import asyncio
 import logging
 import random
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from typing import Any
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -48,26 +49,27 @@ class Service:
         self.scheduler = AsyncIOScheduler(timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1})
         self.stopping = asyncio.Event()
         self.server: uvicorn.Server | None = None
+        self.tracked = _Tracked()
 
     def _schedule(self) -> None:
-        add = self.scheduler.add_job
+        add, track = self.scheduler.add_job, self.tracked
         for ep in self.model.endpoints:
-            add(self.jobs.scrape, "interval", seconds=ep.scrape_interval, args=[ep], id=f"scrape:{ep.name}",
-                next_run_time=_soon(0.5))  # fmt: skip
-            add(self.jobs.health, "interval", seconds=HEALTH_EVERY, args=[ep], id=f"health:{ep.name}",
+            add(track(self.jobs.scrape), "interval", seconds=ep.scrape_interval, args=[ep],
+                id=f"scrape:{ep.name}", next_run_time=_soon(0.5))  # fmt: skip
+            add(track(self.jobs.health), "interval", seconds=HEALTH_EVERY, args=[ep], id=f"health:{ep.name}",
                 next_run_time=_soon(0.2))  # fmt: skip
         for cls in self.model.classes:
             first = _soon(1.0 + random.uniform(0, cls.probe.jitter))
-            add(self.jobs.probe, "interval", seconds=cls.probe.interval, args=[cls.name],
+            add(track(self.jobs.probe), "interval", seconds=cls.probe.interval, args=[cls.name],
                 id=f"probe:{cls.name}", jitter=cls.probe.jitter, next_run_time=first)  # fmt: skip
-        add(_threaded(self.jobs.evaluate), "interval", seconds=self.evaluate_every, id="evaluate",
+        add(track(self.jobs.evaluate, blocking=True), "interval", seconds=self.evaluate_every, id="evaluate",
             next_run_time=_soon(self.evaluate_every))  # fmt: skip
-        add(_threaded(self.jobs.prune), "interval", seconds=PRUNE_EVERY, id="prune")
+        add(track(self.jobs.prune, blocking=True), "interval", seconds=PRUNE_EVERY, id="prune")
         if self.send_reports and (self.model.report.recipients or self.model.report.webhook_url):
-            from monitor.report.delivery import send_weekly
+            from monitor.report.delivery import weekly_job
             from monitor.report.schedule import cron_trigger
 
-            add(send_weekly, cron_trigger(self.model.report.schedule, self.model.report.timezone),
+            add(track(weekly_job), cron_trigger(self.model.report.schedule, self.model.report.timezone),
                 args=[self.model, self.store], id="report")  # fmt: skip
 
     async def serve(self, duration: float | None = None) -> None:
@@ -96,22 +98,10 @@ class Service:
             self.server.should_exit = True
         with suppress(asyncio.CancelledError):
             await server_task
-        await _finish_running_jobs(SHUTDOWN_GRACE)
+        await self.tracked.finish(SHUTDOWN_GRACE)
         await self.jobs.close()
         await asyncio.to_thread(self.jobs.evaluate)
         self.store.close()
-
-
-async def _finish_running_jobs(grace: float) -> None:
-    """Let jobs already running finish (up to ``grace`` seconds), then cancel what is left quietly."""
-    current = asyncio.current_task()
-    running = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
-    if not running:
-        return
-    _, late = await asyncio.wait(running, timeout=grace)
-    for task in late:
-        task.cancel()
-    await asyncio.gather(*late, return_exceptions=True)
 
 
 class _QuietServer(uvicorn.Server):
@@ -128,14 +118,38 @@ def _soon(seconds: float) -> object:
     return datetime.now(UTC) + timedelta(seconds=seconds)
 
 
-def _threaded(fn: object) -> object:
-    """Wrap a blocking job so the scheduler runs it in a worker thread, off the event loop."""
+class _Tracked:
+    """Runs scheduled jobs as tracked tasks: failures are logged, shutdown can wait for them.
 
-    async def run() -> None:
-        try:
-            await asyncio.to_thread(fn)  # type: ignore[arg-type]
-        except Exception:
-            log.exception("job %s failed", getattr(fn, "__name__", fn))
+    A job never raises into the scheduler; blocking jobs run in a worker thread. On shutdown,
+    :meth:`finish` gives running jobs ``grace`` seconds, then cancels only those jobs.
+    """
 
-    run.__name__ = getattr(fn, "__name__", "job")
-    return run
+    def __init__(self) -> None:
+        self.running: set[asyncio.Task[object]] = set()
+
+    def __call__(self, fn: Callable[..., Any], *, blocking: bool = False) -> Callable[..., Any]:
+        async def job(*args: Any) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            self.running.add(task)
+            try:
+                await (asyncio.to_thread(fn, *args) if blocking else fn(*args))
+            except asyncio.CancelledError:
+                log.info("job %s cancelled at shutdown", name)
+            except Exception:
+                log.exception("job %s failed", name)
+            finally:
+                self.running.discard(task)
+
+        name = getattr(fn, "__name__", "job")
+        job.__name__ = name
+        return job
+
+    async def finish(self, grace: float) -> None:
+        if not self.running:
+            return
+        _, late = await asyncio.wait(set(self.running), timeout=grace)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)

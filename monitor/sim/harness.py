@@ -34,6 +34,7 @@ from monitor.sim.app import build_app
 from monitor.sim.config import SimConfig
 from monitor.sim.faults import Faults, parse_faults
 from monitor.sim.simulator import Simulator
+from monitor.sim.wire import StampingHttpToolsProtocol
 
 T = TypeVar("T")
 
@@ -89,6 +90,7 @@ def running_simulator(
         server = uvicorn.Server(
             uvicorn.Config(
                 build_app(sim),
+                http=StampingHttpToolsProtocol,
                 log_level="warning",
                 access_log=False,
                 lifespan="on",

@@ -24,6 +24,7 @@ class SimRequest:
     trace_headers: dict[str, str] = field(default_factory=dict)
     endpoint: str = "/v1/chat/completions"
     # timeline
+    received: float | None = None  # the server parsed the request's first bytes (see monitor.sim.wire)
     queued: float | None = None
     scheduled: float | None = None
     first_scheduled: float | None = None
@@ -69,6 +70,7 @@ class SimRequest:
             "id": self.request_id,
             "endpoint": self.endpoint,
             "trace_id": parts[1] if len(parts) == 4 else None,
+            "received": both(self.received),
             "arrival": both(self.arrival),
             "queued": both(self.queued),
             "scheduled": both(self.first_scheduled),

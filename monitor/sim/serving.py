@@ -19,6 +19,7 @@ from monitor.sim.protocol import Parsed, RequestError, parse_chat, parse_complet
 from monitor.sim.request import SimRequest
 from monitor.sim.shapes import DONE, error, per_request_metrics, sse, tool_call_id, usage
 from monitor.sim.sse import SSEResponse, StreamCut
+from monitor.sim.wire import RECEIVED
 
 if TYPE_CHECKING:
     from monitor.sim.simulator import Simulator
@@ -86,6 +87,7 @@ def _build(
     prefix = "chatcmpl-" if endpoint == CHAT else "cmpl-"
     rid = prefix + (request.headers.get("x-request-id") or uuid.uuid4().hex)
     trace = {k: request.headers[k] for k in ("traceparent", "tracestate") if k in request.headers}
+    stamp = request.scope.get("extensions", {}).get(RECEIVED, {})
     return SimRequest(
         rid,
         parsed.prompt_tokens,
@@ -97,6 +99,7 @@ def _build(
         params=parsed.params,
         trace_headers=trace,
         endpoint=endpoint,
+        received=stamp.get("at"),
     )
 
 

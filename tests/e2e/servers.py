@@ -46,7 +46,7 @@ class _Server:
 
 
 class _CaptureHandler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         owner: Capture = self.server.owner  # type: ignore[attr-defined]
         with owner.lock:
@@ -75,16 +75,18 @@ class Capture(_Server):
 
 
 #: A page the collector must reject as garbled: a sample line that is not a sample.
-GARBLED = b'# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="m" 1\n\x00\xff junk\n'
-#: Declared size of the "huge" page: above the collector's 16 MiB cap.
-HUGE_BYTES = 64 * 1024 * 1024
+GARBLED = (
+    b'# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="m" 1\n\x00\xff junk\n'
+)
+#: Size of the "huge" page: just above the collector's 16 MiB cap.
+HUGE_BYTES = 17 * 1024 * 1024
 
 
 class _BadMetricsHandler(BaseHTTPRequestHandler):
     """``/garbled/metrics``, ``/huge/metrics`` (streams past the cap), ``/slow/metrics`` (drips);
     404 for anything else (probes sent here fail fast)."""
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         owner: BadMetrics = self.server.owner  # type: ignore[attr-defined]
         try:
             if self.path == "/garbled/metrics":
@@ -100,7 +102,7 @@ class _BadMetricsHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the collector gave up, as it should
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.send_response(404)
         self.send_header("Content-Length", "0")

@@ -59,7 +59,14 @@ def wait_until(check: Callable[[], T], timeout: float, what: str, every: float =
 
 
 def endpoint(name: str, url: str, classes: list[str], **extra: Any) -> dict[str, Any]:
-    return {"name": name, "base_url": url, "model": MODEL, "classes": classes, "scrape_interval": "1s", **extra}
+    return {
+        "name": name,
+        "base_url": url,
+        "model": MODEL,
+        "classes": classes,
+        "scrape_interval": "1s",
+        **extra,
+    }
 
 
 def request_class(name: str, probes: list[str], slos: list[dict[str, Any]]) -> dict[str, Any]:
@@ -138,7 +145,9 @@ class Stack:
         return list(httpx.get(f"{self.prometheus}/api/v1/alerts", timeout=5).json()["data"]["alerts"])
 
     def am_alerts(self, name: str) -> list[dict[str, Any]]:
-        body = httpx.get(f"{self.alertmanager}/api/v2/alerts", params={"filter": f'alertname="{name}"'}, timeout=5)
+        body = httpx.get(
+            f"{self.alertmanager}/api/v2/alerts", params={"filter": f'alertname="{name}"'}, timeout=5
+        )
         return [a for a in body.json() if a["status"]["state"] == "active"]
 
     def query(self, expr: str) -> list[dict[str, Any]]:
@@ -172,8 +181,16 @@ def _write_config(tmp: Path, endpoints: list[dict[str, Any]], classes: list[dict
         "storage": {"url": db_url, "buffer_dir": str(tmp / "spool")},
         "exporter": {"listen": f"127.0.0.1:{port}"},
         "alerting": {
-            "page": {"receiver": "pager", "labels": {"severity": "page"}, "webhook_url": f"{capture.base_url}/pager"},
-            "ticket": {"receiver": "chat", "labels": {"severity": "ticket"}, "webhook_url": f"{capture.base_url}/chat"},
+            "page": {
+                "receiver": "pager",
+                "labels": {"severity": "page"},
+                "webhook_url": f"{capture.base_url}/pager",
+            },
+            "ticket": {
+                "receiver": "chat",
+                "labels": {"severity": "ticket"},
+                "webhook_url": f"{capture.base_url}/chat",
+            },
             "monitor_receiver_url": f"http://127.0.0.1:{port}/alertmanager",
         },
     }
@@ -219,7 +236,9 @@ def _generate(tmp: Path, config: Path, am_port: int) -> tuple[Path, Path]:
     return tmp / "prometheus.yml", tmp / "alertmanager.yml"
 
 
-def _spawn(stack: ExitStack, cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def _spawn(
+    stack: ExitStack, cmd: list[str], log: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     stack.callback(stop, proc)

@@ -55,15 +55,26 @@ def test_server_restart_is_a_counter_reset_not_an_incident(sim: SimHandle, tmp_p
         while time.monotonic() < end:
             assert [a for a in st.all_prom_alerts() if a["state"] != "inactive"] == []
             time.sleep(1)
-        negative = st.query("rate(vllm:request_success_total[5m]) < 0 or rate(vllm:generation_tokens_total[5m]) < 0")
+        negative = st.query(
+            "rate(vllm:request_success_total[5m]) < 0 or rate(vllm:generation_tokens_total[5m]) < 0"
+        )
         assert st.stop_monitor() == 0, st.log_text()
     assert negative == []
-    assert st.capture.posts == {} and st.count(IncidentRow) == 0
+    sent = [
+        (a["labels"]["alertname"], a["labels"].get("slo"), a["status"], a["startsAt"])
+        for a in st.capture.alerts("/chat") + st.capture.alerts("/pager")
+    ]
+    assert sent == [] and st.count(IncidentRow) == 0, (sent, restarted)
     intervals = st.rows(ScrapeIntervalRow)
     resets = [i for i in intervals if i.reset]
     assert len(resets) == 1 and resets[0].end >= restarted - 1.5, [(i.end, i.reset) for i in intervals]
     for i in intervals:
-        for value in (i.request_rate, i.prompt_tokens_per_second, i.generation_tokens_per_second, i.preemptions):
+        for value in (
+            i.request_rate,
+            i.prompt_tokens_per_second,
+            i.generation_tokens_per_second,
+            i.preemptions,
+        ):
             assert value is None or value >= 0, (i.end, i.notes)
         assert i.requests >= 0
     assert st.count(ProbeResultRow, ProbeResultRow.ok.is_(False)) == 0

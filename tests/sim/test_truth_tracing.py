@@ -31,11 +31,24 @@ def test_truth_matches_client_timings() -> None:
         done = time.monotonic()
         (t,) = sim.truth()["requests"]
         assert t["id"] == "chatcmpl-probe-1" and t["trace_id"] == TRACE_ID
-        assert sent <= t["arrival"]["mono"] <= t["queued"]["mono"] <= t["scheduled"]["mono"]
+        assert (
+            sent
+            <= t["received"]["mono"]
+            <= t["arrival"]["mono"]
+            <= t["queued"]["mono"]
+            <= t["scheduled"]["mono"]
+        )
         assert t["scheduled"]["mono"] <= t["first_token"]["mono"] <= arrivals[0] <= done
         assert t["token_times"]["mono"][-1] == t["finish"]["mono"] <= arrivals[-1]
         assert len(t["token_times"]["mono"]) == t["completion_tokens"]
-        assert t["finish_reason"] == "stop" and t["preemptions"] == 0
+        sent, counts = t["sent_times"]["mono"], t["sent_tokens"]
+        assert (
+            len(sent) == len(counts) >= 2
+            and counts == sorted(counts)
+            and counts[-1] == t["completion_tokens"]
+        )
+        assert sent == sorted(sent) and t["first_token"]["mono"] <= sent[0] <= arrivals[0]
+        assert t["token_times"]["mono"][counts[0] - 1] <= sent[0] and sent[-1] <= arrivals[-1]
         offset = sim.truth()["clock"]["wall_offset"]
         assert abs(t["arrival"]["wall"] - t["arrival"]["mono"] - offset) < 1e-6
         assert HTTP.get(f"{sim.base_url}/sim/truth").json()["requests"][0]["id"] == "chatcmpl-probe-1"
