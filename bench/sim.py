@@ -1,19 +1,21 @@
 """Simulator capacity: event-loop lag inside one ``m3mon sim`` process under concurrent streams.
 
-Starts the simulator in a subprocess, measures its idle loop lag (baseline), then ramps
-concurrent streaming chat requests (64, 128, 256, 512, 1024) and reads the lag the simulator
-measured itself (a 5 ms periodic timer's lateness inside the simulator's own loop,
-``GET /sim/stats``). Prints, per level, the p50/p99/max lag, the p99 ratio against the idle
-baseline, and the CPU seconds the simulator and this client spent, then the highest concurrency
-whose p99 lag stays under 5 ms (goal: >= 256). Bounded to about two minutes.
+Starts the simulator in a subprocess, measures its idle loop lag (baseline), then for each level
+(64, 128, 256, 512, 1024) opens that many streaming chat requests of 256 tokens spread over
+``--ramp`` seconds and reads the lag the simulator measured itself (a 5 ms periodic timer's
+lateness inside the simulator's own loop, ``GET /sim/stats``) in three windows: while the
+streams open, while all of them are held (last stream's first chunk -> first stream's end; the
+goal is judged here) and while they drain. Prints p50/p99/max per window, the holding p99 ratio
+against the idle baseline, and the CPU seconds the simulator and this client spent, then the
+highest concurrency whose holding p99 lag, and that of every lower level, stays under 5 ms
+(goal: >= 256). Bounded to about two minutes.
 
 The client must not be the bottleneck: it is this separate process, reading the streams with
-raw asyncio protocols (no HTTP library, no SSE parsing - it only counts ``data:`` frames and
-waits for the chunked terminator). With ``--pin`` (the default on machines with 2+ cores) the
-simulator is pinned to CPU 0 and the client to the other CPUs, so the client's work does not
-run on the simulator's core.
+raw asyncio protocols on uvloop (no HTTP library, no SSE parsing - it only counts ``data:``
+frames and waits for the chunked terminator). By default (2+ CPUs) the simulator is pinned to
+CPU 0 and the client to the other CPUs, so the client's work does not run on the simulator's core.
 
-    .venv/bin/python bench/sim.py [--no-pin] [--levels 64,128,256,512,1024]
+    .venv/bin/python bench/sim.py [--no-pin] [--ramp 1.0] [--levels 64,128,256,512,1024]
 """
 
 from __future__ import annotations

@@ -13,85 +13,16 @@ import math
 from collections.abc import Iterable
 
 from monitor import conventions as cv
+from monitor import vllm_buckets
 from monitor.model import SLO, Alerting, Model
-
-#: vLLM 0.33 default bucket edges per latency histogram (``vllm/v1/metrics/buckets.py``).
-_REQUEST_LATENCY = (
-    0.3,
-    0.5,
-    0.8,
-    1.0,
-    1.5,
-    2.0,
-    2.5,
-    5.0,
-    10.0,
-    15.0,
-    20.0,
-    30.0,
-    40.0,
-    50.0,
-    60.0,
-    120.0,
-    240.0,
-    480.0,
-    960.0,
-    1920.0,
-    7680.0,
-)
-_TTFT = (
-    0.001,
-    0.005,
-    0.01,
-    0.02,
-    0.04,
-    0.06,
-    0.08,
-    0.1,
-    0.25,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
-    160.0,
-    640.0,
-    2560.0,
-)
-_ITL = (
-    0.01,
-    0.025,
-    0.05,
-    0.075,
-    0.1,
-    0.15,
-    0.2,
-    0.3,
-    0.4,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
-)
 
 #: Server-side latency SLI -> (vLLM histogram, its default bucket edges).
 VLLM_LATENCY: dict[str, tuple[str, tuple[float, ...]]] = {
-    "ttft": (cv.VLLM_TTFT, _TTFT),
-    "itl": (cv.VLLM_ITL, _ITL),
-    "tpot": (cv.VLLM_TPOT, _ITL),
-    "e2e": (cv.VLLM_E2E, _REQUEST_LATENCY),
-    "queue_time": (cv.VLLM_QUEUE, _REQUEST_LATENCY),
+    "ttft": (cv.VLLM_TTFT, vllm_buckets.TIME_TO_FIRST_TOKEN),
+    "itl": (cv.VLLM_ITL, vllm_buckets.INTER_TOKEN_LATENCY),
+    "tpot": (cv.VLLM_TPOT, vllm_buckets.INTER_TOKEN_LATENCY),
+    "e2e": (cv.VLLM_E2E, vllm_buckets.REQUEST_LATENCY),
+    "queue_time": (cv.VLLM_QUEUE, vllm_buckets.REQUEST_LATENCY),
 }
 
 #: Probe latency SLI -> the monitor's histogram.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from monitor import vllm_buckets
 from monitor.conventions import M3_BLOCK_SIZE, M3_MODEL_ID
 from monitor.sim.faults import Faults
 
@@ -55,12 +56,4 @@ class SimConfig:
 
     def request_token_buckets(self) -> list[float]:
         """vLLM's ``build_1_2_5_buckets(max_model_len)``: 1, 2, 5, 10, ... up to max_model_len."""
-        out: list[float] = []
-        exp = 0
-        while True:
-            for m in (1, 2, 5):
-                v = m * 10**exp
-                if v > self.max_model_len:
-                    return out
-                out.append(float(v))
-            exp += 1
+        return list(vllm_buckets.request_tokens(self.max_model_len))

@@ -19,83 +19,19 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
+from monitor import vllm_buckets
 from monitor.sim.config import SimConfig
 from monitor.sim.http_metrics import HttpMetrics
 from monitor.sim.request import SimRequest
 
 L = ["model_name", "engine"]
 FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")
-REQUEST_LATENCY = [
-    0.3,
-    0.5,
-    0.8,
-    1.0,
-    1.5,
-    2.0,
-    2.5,
-    5.0,
-    10.0,
-    15.0,
-    20.0,
-    30.0,
-    40.0,
-    50.0,
-    60.0,
-    120.0,
-    240.0,
-    480.0,
-    960.0,
-    1920.0,
-    7680.0,
-]
-TTFT = [
-    0.001,
-    0.005,
-    0.01,
-    0.02,
-    0.04,
-    0.06,
-    0.08,
-    0.1,
-    0.25,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
-    160.0,
-    640.0,
-    2560.0,
-]
-ITL = [
-    0.01,
-    0.025,
-    0.05,
-    0.075,
-    0.1,
-    0.15,
-    0.2,
-    0.3,
-    0.4,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
-]
-ITERATION_TOKENS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
-PARAMS_N = [1, 2, 5, 10, 20]
-NUM_PREEMPTIONS = [1, 2, 3, 4, 5, 10, 20]
+REQUEST_LATENCY = list(vllm_buckets.REQUEST_LATENCY)
+TTFT = list(vllm_buckets.TIME_TO_FIRST_TOKEN)
+ITL = list(vllm_buckets.INTER_TOKEN_LATENCY)
+ITERATION_TOKENS = vllm_buckets.ITERATION_TOKENS
+PARAMS_N = vllm_buckets.REQUEST_PARAMS_N
+NUM_PREEMPTIONS = vllm_buckets.REQUEST_NUM_PREEMPTIONS
 
 
 class _RestartableProcessCollector(ProcessCollector):
