@@ -1,9 +1,12 @@
 """promtool unit tests (``alerts/tests/*.test.yml``) for the generated rules.
 
-Scenarios are concrete event streams whose outcome is known from the SRE Workbook arithmetic:
-10 % errors against a 99.9 % SLO burns at 100x (page and ticket fire), 0.5 % burns at 5x
-(ticket only), no errors fire nothing. They run against the first probe-sourced availability
-SLO and the first server-sourced latency SLO of the configuration, plus operational alerts.
+Scenarios are concrete event streams whose outcome follows from the SRE Workbook arithmetic
+for the SLO's own objective: an error ratio of twice the fastest page factor times the budget
+(capped halfway between that threshold and 100 %) pages and tickets; 4.5 times the budget burns
+above the 1-day ticket factor (3) but below every page factor (6, 14.4), so it tickets only; no
+errors fire nothing. (For 99.9 %: 2.88 %, 0.45 %, 0.) They run against the first probe-sourced
+availability SLO and the first server-sourced latency SLO of the configuration, plus
+operational alerts.
 """
 
 from __future__ import annotations
@@ -43,9 +46,29 @@ def _alert(model: Model, name: str, slo: SLO | None = None) -> Alert:
     raise KeyError(name)
 
 
-def _probe_case(
-    model: Model, slo: SLO, name: str, ok: int, bad: int, page: bool, ticket: bool
-) -> dict[str, Any]:
+#: Events per minute in the scenarios: fine enough to express 4.5x the budget of a 99.99 % SLO.
+EVENTS_PER_MINUTE = 1_000_000
+
+
+def page_ratio(slo: SLO) -> float | None:
+    """An error ratio that must page: above every page factor x budget (None if none can page)."""
+    threshold = max(a.factor(slo.period) for a in cv.BURN_ALERTS if a.severity == "page") * slo.budget
+    return None if threshold >= 1 else min(2 * threshold, (1 + threshold) / 2)
+
+
+def ticket_only_ratio(slo: SLO) -> float:
+    """An error ratio that tickets (1-day factor 3) but pages on no window (factors 6 and 14.4)."""
+    return 4.5 * slo.budget
+
+
+def _counts(ratio: float) -> tuple[int, int]:
+    """(good, bad) events per minute for an error ratio."""
+    bad = round(ratio * EVENTS_PER_MINUTE)
+    return EVENTS_PER_MINUTE - bad, bad
+
+
+def _probe_case(model: Model, slo: SLO, name: str, ratio: float, page: bool, ticket: bool) -> dict[str, Any]:
+    ok, bad = _counts(ratio)
     endpoint = model.endpoints_for(slo.request_class)[0].name
     base = (
         f'{cv.PROBE_TOTAL}{{job="{model.alerting.job_monitor}",endpoint="{endpoint}",'
@@ -74,7 +97,8 @@ def _probe_case(
     }
 
 
-def _server_case(model: Model, slo: SLO, name: str, fast: int, slow: int, page: bool) -> dict[str, Any]:
+def _server_case(model: Model, slo: SLO, name: str, ratio: float, page: bool) -> dict[str, Any]:
+    fast, slow = _counts(ratio)
     metric = q.VLLM_LATENCY[slo.sli][0]
     endpoint = model.endpoints_for(slo.request_class)[0].name
     lab = f'job="{model.alerting.job_vllm}",endpoint="{endpoint}",model_name="m",engine="0"'
@@ -104,16 +128,21 @@ def slo_tests(model: Model) -> dict[str, Any]:
     server = next((s for s in model.slos if s.source == "server" and s.is_latency), None)
     tests = []
     if probe is not None:
+        paging, ticket = page_ratio(probe), ticket_only_ratio(probe)
+        name = "probe availability:"
+        if paging is not None:
+            label = f"{name} {paging:.4%} errors pages and tickets"
+            tests.append(_probe_case(model, probe, label, paging, True, True))
         tests += [
-            _probe_case(model, probe, "probe availability: 10% errors pages and tickets", 9, 1, True, True),
-            _probe_case(model, probe, "probe availability: 0.5% errors tickets only", 199, 1, False, True),
-            _probe_case(model, probe, "probe availability: no errors fires nothing", 10, 0, False, False),
+            _probe_case(model, probe, f"{name} {ticket:.4%} errors tickets only", ticket, False, True),
+            _probe_case(model, probe, f"{name} no errors fires nothing", 0.0, False, False),
         ]
     if server is not None:
-        tests += [
-            _server_case(model, server, "server latency: half the requests slow pages", 5, 5, True),
-            _server_case(model, server, "server latency: all requests fast fires nothing", 10, 0, False),
-        ]
+        paging = page_ratio(server)
+        if paging is not None:
+            label = f"server latency: {paging:.4%} slow pages"
+            tests.append(_server_case(model, server, label, paging, True))
+        tests.append(_server_case(model, server, "server latency: all fast fires nothing", 0.0, False))
     return {"rule_files": ["../slo.rules.yml"], "evaluation_interval": "2m", "tests": tests}
 
 

@@ -37,6 +37,9 @@ T = TypeVar("T")
 
 STEP = 2.0
 FOR_SCALE = 120
+#: ``SLOMetricAbsent`` keeps at least 30s: Prometheus' first scrapes of a target may take seconds
+#: on a busy 2-core machine, and an absence shorter than that is Prometheus starting, not a finding.
+ABSENT_FOR_MS = 30_000
 MODEL = "MiniMaxAI/MiniMax-M3"
 #: Simulator settings shared by every scenario: fast steps, short answers.
 SIM = {"decode_itl": 0.003, "answer_tokens": (8, 16), "seed": 7, "jitter": 0.0}
@@ -207,7 +210,8 @@ def _shorten_for(text: str) -> str:
     for group in doc["groups"]:
         for rule in group["rules"]:
             if "for" in rule:
-                ms = max(1000, window_seconds(rule["for"]) * 1000 // FOR_SCALE)
+                floor = ABSENT_FOR_MS if rule.get("alert") == "SLOMetricAbsent" else 1000
+                ms = max(floor, window_seconds(rule["for"]) * 1000 // FOR_SCALE)
                 rule["for"] = f"{ms}ms"
     return str(yaml.safe_dump(doc, sort_keys=False))
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.generate.conftest import REPO
 from tests.support.real import require_binary
 
 
@@ -97,3 +99,25 @@ def test_broken_compose_file_fails(generated: Path) -> None:
     finally:
         (generated / "broken.yaml").unlink()
     assert proc.returncode != 0
+
+
+@pytest.mark.parametrize(("objective", "period"), [(95, "30d"), (99.99, "28d")])
+def test_promtool_unit_tests_follow_each_objective(tmp_path: Path, objective: float, period: str) -> None:
+    """The generated scenarios are derived from the SLO's own objective and period, so they hold for
+    objectives other than the example's (a 95 % SLO cannot page at the example's 2.88 % errors)."""
+    promtool = require_binary("promtool", "/usr/bin/promtool")
+    cfg = yaml.safe_load((REPO / "examples" / "monitor.yaml").read_text())
+    for cls in cfg["request_classes"]:
+        for slo in cls["slos"]:
+            slo["objective"], slo["period"] = objective, period
+    (tmp_path / "monitor.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "monitor", "generate", "-c", str(tmp_path / "monitor.yaml"),
+                           "-o", str(out)], capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = yaml.safe_load((out / "alerts" / "tests" / "slo.test.yml").read_text())
+    assert any("pages and tickets" in t["name"] for t in doc["tests"])
+    proc = _run(
+        promtool, "test", "rules", *sorted(str(p) for p in (out / "alerts" / "tests").glob("*.test.yml"))
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
