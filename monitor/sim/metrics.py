@@ -13,25 +13,18 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from monitor import vllm_buckets
 from monitor.sim.config import SimConfig
+from monitor.sim.histograms import L, RequestHistograms
 from monitor.sim.http_metrics import HttpMetrics
 from monitor.sim.request import SimRequest
 
-L = ["model_name", "engine"]
 FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")
-REQUEST_LATENCY = list(vllm_buckets.REQUEST_LATENCY)
-TTFT = list(vllm_buckets.TIME_TO_FIRST_TOKEN)
-ITL = list(vllm_buckets.INTER_TOKEN_LATENCY)
-ITERATION_TOKENS = vllm_buckets.ITERATION_TOKENS
-PARAMS_N = vllm_buckets.REQUEST_PARAMS_N
-NUM_PREEMPTIONS = vllm_buckets.REQUEST_NUM_PREEMPTIONS
 
 
 class _RestartableProcessCollector(ProcessCollector):
@@ -62,7 +55,7 @@ class SimMetrics:
         self._tool_parser(r)
         self._spec_decode(r)
         self._core(r)
-        self._histograms(r)
+        self.h = RequestHistograms(r, config, self.labels)
         self._cache_config(r)
         self.http = HttpMetrics(r)
 
@@ -219,80 +212,6 @@ class SimMetrics:
         self.rejections = rejections.labels(self.config.model, "max_num_queued_reqs")
         rejections.labels(self.config.model, "max_num_queued_tokens")
 
-    def _histograms(self, r: CollectorRegistry) -> None:
-        lb, tok = self.labels, self.config.request_token_buckets()
-
-        def hist(name: str, doc: str, buckets: list[float]) -> Histogram:
-            h = Histogram(name, doc, L, buckets=buckets, registry=r)
-            return h.labels(*lb)
-
-        self.h_prompt = hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", tok)
-        self.h_generation = hist(
-            "vllm:request_generation_tokens", "Number of generation tokens processed.", tok
-        )
-        self.h_iteration = hist(
-            "vllm:iteration_tokens_total",
-            "Histogram of number of tokens per engine_step.",
-            [float(b) for b in ITERATION_TOKENS],
-        )
-        self.h_max_gen = hist(
-            "vllm:request_max_num_generation_tokens",
-            "Histogram of maximum number of requested generation tokens.",
-            tok,
-        )
-        self.h_n = hist(
-            "vllm:request_params_n", "Histogram of the n request parameter.", [float(b) for b in PARAMS_N]
-        )
-        self.h_max_tokens = hist(
-            "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", tok
-        )
-        self.h_ttft = hist(
-            "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFT
-        )
-        self.h_itl = hist(
-            "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", ITL
-        )
-        self.h_tpot = hist(
-            "vllm:request_time_per_output_token_seconds",
-            "Histogram of time_per_output_token_seconds per request.",
-            ITL,
-        )
-        self.h_e2e = hist(
-            "vllm:e2e_request_latency_seconds",
-            "Histogram of e2e request latency in seconds.",
-            REQUEST_LATENCY,
-        )
-        self.h_queue = hist(
-            "vllm:request_queue_time_seconds",
-            "Histogram of time spent in WAITING phase for request.",
-            REQUEST_LATENCY,
-        )
-        self.h_inference = hist(
-            "vllm:request_inference_time_seconds",
-            "Histogram of time spent in RUNNING phase for request.",
-            REQUEST_LATENCY,
-        )
-        self.h_prefill = hist(
-            "vllm:request_prefill_time_seconds",
-            "Histogram of time spent in PREFILL phase for request.",
-            REQUEST_LATENCY,
-        )
-        self.h_decode = hist(
-            "vllm:request_decode_time_seconds",
-            "Histogram of time spent in DECODE phase for request.",
-            REQUEST_LATENCY,
-        )
-        self.h_preempt = hist(
-            "vllm:request_num_preemptions",
-            "Histogram of the number of times a request was preempted.",
-            [float(b) for b in NUM_PREEMPTIONS],
-        )
-        self.h_kv_computed = hist(
-            "vllm:request_prefill_kv_computed_tokens",
-            "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
-            tok,
-        )
-
     def _cache_config(self, r: CollectorRegistry) -> None:
         cfg = self.config
         info = {
@@ -368,11 +287,11 @@ class SimMetrics:
 
     def step(self, tokens: int) -> None:
         if tokens:
-            self.h_iteration.observe(tokens)
+            self.h.iteration.observe(tokens)
 
     def first_token(self, req: SimRequest) -> None:
         assert req.first_token is not None
-        self.h_ttft.observe(req.first_token - req.arrival)
+        self.h.ttft.observe(req.first_token - req.arrival)
         self.prompt_tokens.inc(req.prompt_tokens)
         self.prompt_local.inc(req.prompt_tokens - req.num_cached)
         self.prompt_hit.inc(req.num_cached)
@@ -382,31 +301,31 @@ class SimMetrics:
     def new_tokens(self, req: SimRequest, n: int, itl: float | None) -> None:
         self.generation_tokens.inc(n)
         if itl is not None:
-            self.h_itl.observe(itl)
+            self.h.itl.observe(itl)
 
     def finished(self, req: SimRequest) -> None:
         assert req.finish is not None and req.finish_reason is not None
         self.success[req.finish_reason].inc()
-        self.h_e2e.observe(req.finish - req.arrival)
-        self.h_prompt.observe(req.prompt_tokens)
-        self.h_generation.observe(req.generated)
-        self.h_max_gen.observe(req.max_tokens if req.max_tokens is not None else req.limit)
-        self.h_n.observe(int(req.params.get("n") or 1))
+        self.h.e2e.observe(req.finish - req.arrival)
+        self.h.prompt.observe(req.prompt_tokens)
+        self.h.generation.observe(req.generated)
+        self.h.max_gen.observe(req.max_tokens if req.max_tokens is not None else req.limit)
+        self.h.n.observe(int(req.params.get("n") or 1))
         if req.max_tokens is not None:
-            self.h_max_tokens.observe(req.max_tokens)
-        self.h_preempt.observe(req.preemptions)
-        self.h_kv_computed.observe(req.prefill_kv_computed)
+            self.h.max_tokens.observe(req.max_tokens)
+        self.h.preempt.observe(req.preemptions)
+        self.h.kv_computed.observe(req.prefill_kv_computed)
         if req.scheduled is None or req.queued is None:
             return
-        self.h_queue.observe(req.scheduled - req.queued)
+        self.h.queue.observe(req.scheduled - req.queued)
         if req.first_token is None:
             return
         last = req.token_times[-1]
-        self.h_prefill.observe(max(0.0, req.first_token - req.scheduled))
-        self.h_decode.observe(last - req.first_token)
-        self.h_inference.observe(max(0.0, last - req.scheduled))
+        self.h.prefill.observe(max(0.0, req.first_token - req.scheduled))
+        self.h.decode.observe(last - req.first_token)
+        self.h.inference.observe(max(0.0, last - req.scheduled))
         if req.generated > 1:
-            self.h_tpot.observe((last - req.first_token) / (req.generated - 1))
+            self.h.tpot.observe((last - req.first_token) / (req.generated - 1))
 
     def exposition(self) -> bytes:
         """The text format 0.0.4 page (``GET /metrics``)."""
