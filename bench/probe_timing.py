@@ -15,7 +15,7 @@ with what a client can observe; the goal is judged on this) and the engine's tok
 p50/p99 absolute error in ms (goal: p99 <= 2 ms) and the probe runner's CPU seconds per probe
 (``time.process_time``), with the concurrent/sequential ratio measured in the same run.
 
-Usage: ``.venv/bin/python bench/probe_timing.py [--concurrency 64]``
+Usage: ``.venv/bin/python bench/probe_timing.py [--concurrency 64] [--stock-client] [--uvloop]``
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ import time
 from typing import Any
 
 import httpx
+import uvloop
 
 from monitor.model import Endpoint, ProbePlan, RequestClass
 from monitor.probes.exchange import Exchange, chat_body, stream_chat
 from monitor.probes.target import Target
 from monitor.probes.timing import percentile
 from monitor.probes.tracing import probe_span, trace_id_of
+from monitor.probes.wire import probe_client
 from monitor.sim.tokens import tokenize
 
 PROMPT = "Explain how prefix caching helps long prompts in a serving engine."
@@ -102,9 +104,14 @@ def errors(ex: Exchange, truth: dict[str, Any], wire: bool) -> tuple[float, list
     return abs(ttft_err), [abs(g) for g in gaps]
 
 
-async def measure(base_url: str, n: int, concurrent: bool) -> dict[str, Any]:
+def make_client(stamped: bool) -> httpx.AsyncClient:
+    """The probe client under test: kernel arrival stamps (default) or httpx's stock client."""
+    return probe_client() if stamped else httpx.AsyncClient(limits=httpx.Limits(max_connections=None))
+
+
+async def measure(base_url: str, n: int, concurrent: bool, stamped: bool) -> dict[str, Any]:
     target = make_target(base_url)
-    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None)) as client:
+    async with make_client(stamped) as client:
         await one(client, target, -1)  # warm the connection pool
         cpu0 = time.process_time()
         if concurrent:
@@ -145,16 +152,23 @@ def _p99(r: dict[str, Any], truth: str) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--stock-client", action="store_true",
+                        help="httpx's stock client: stamps when httpx hands over the bytes")  # fmt: skip
+    parser.add_argument("--uvloop", action="store_true", help="run the probes on uvloop")
     args = parser.parse_args()
+    run = uvloop.run if args.uvloop else asyncio.run
+    stamped = not args.stock_client
     port = free_port()
     proc = start_sim(port)
     try:
         base = f"http://127.0.0.1:{port}"
-        seq = asyncio.run(measure(base, 8, concurrent=False))
-        par = asyncio.run(measure(base, args.concurrency, concurrent=True))
+        seq = run(measure(base, 8, concurrent=False, stamped=stamped))
+        par = run(measure(base, args.concurrency, concurrent=True, stamped=stamped))
     finally:
         proc.terminate()
         proc.wait(10)
+    client = "stock httpx (stamped on hand-over)" if args.stock_client else "probe_client (kernel stamps)"
+    print(f"client: {client}; loop: {'uvloop' if args.uvloop else 'asyncio'}")
     print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     for truth, what in (("wire", "the time the simulator wrote the chunk (sent_times)"),
                         ("engine", "the engine's token time (token_times)")):  # fmt: skip

@@ -24,6 +24,7 @@ from monitor.probes import PROBERS, Prober
 from monitor.probes.metrics import ProbeMetrics
 from monitor.probes.result import ProbeResult, Timings
 from monitor.probes.target import ProbeSpec, Target
+from monitor.probes.wire import probe_client
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ async def run_round(
     """Run every planned probe once; results in plan order (and observed into ``metrics``)."""
     planned = plan_round(model, classes, kinds)
     if client is None:
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=None)) as own:
+        async with probe_client() as own:
             return await run_round(model, classes, kinds, own, concurrency=concurrency, jitter=jitter,
                                    metrics=metrics)  # fmt: skip
     gates = {e.name: asyncio.Semaphore(concurrency) for e in model.endpoints}

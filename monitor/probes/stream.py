@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from monitor.probes.wire import arrival_of
+
 DONE = "[DONE]"
 
 
@@ -84,9 +86,15 @@ async def aiter_sse(
     decoder: SseDecoder | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> AsyncIterator[SseEvent]:
-    """Events of a live streaming response, each stamped when its bytes arrived."""
+    """Events of a live streaming response, each stamped when its bytes arrived.
+
+    The stamp is the connection's arrival stamp (:func:`monitor.probes.wire.arrival_of`: the
+    kernel's receive time on a :func:`~monitor.probes.wire.probe_client`), else ``clock()`` as
+    soon as httpx hands over the bytes.
+    """
     decoder = decoder if decoder is not None else SseDecoder()
     async for chunk in response.aiter_bytes():
-        now = clock()
+        arrived = arrival_of(response)
+        now = arrived if arrived is not None else clock()
         for event in decoder.feed(now, chunk):
             yield event

@@ -20,6 +20,7 @@ from monitor.exporter import Exporter
 from monitor.model import Endpoint, Model
 from monitor.probes.result import ProbeResult
 from monitor.probes.runner import run_round
+from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
 from monitor.slo.due import STEP, evaluate_due
@@ -56,6 +57,8 @@ class Jobs:
             store, model.storage.buffer_dir, model.storage.buffer_max_items, metrics=exporter.store
         )
         self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None), follow_redirects=False)
+        # Probes read SSE through a client whose connections stamp each chunk's kernel arrival time.
+        self.probe_client = probe_client()
         self.readings: dict[str, Reading] = {}
         self.scrapes: dict[str, int] = {}
         self.history: dict[str, list[Signals]] = {e.name: [] for e in model.endpoints}
@@ -63,6 +66,7 @@ class Jobs:
 
     async def close(self) -> None:
         await self.client.aclose()
+        await self.probe_client.aclose()
         await asyncio.to_thread(self.writer.flush)
 
     async def write(self, op: dict[str, object]) -> None:
@@ -127,7 +131,7 @@ class Jobs:
     async def probe(self, class_name: str, jitter: bool = True) -> list[ProbeResult]:
         """One round of the class's probes; results go to the exporter and the store."""
         results = await run_round(
-            self.model, [class_name], client=self.client, jitter=jitter, metrics=self.exporter.probes
+            self.model, [class_name], client=self.probe_client, jitter=jitter, metrics=self.exporter.probes
         )
         for result in results:
             await self.write(probe_op(self.model, result))
