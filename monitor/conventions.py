@@ -197,3 +197,12 @@ VLLM_SPEC_DRAFT_TOKENS: Final = "vllm:spec_decode_num_draft_tokens_total"
 VLLM_SPEC_ACCEPTED: Final = "vllm:spec_decode_num_accepted_tokens_total"
 VLLM_SPEC_ACCEPTED_PER_POS: Final = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 VLLM_CACHE_CONFIG_INFO: Final = "vllm:cache_config_info"
+
+# --- OTLP trace receiver (m3mon run, POST /v1/traces) ----------------------------------------
+
+#: Spans received on ``/v1/traces`` by ``result``: stored (``llm_request``), ignored (any other
+#: span, e.g. the probes' own CLIENT spans), rejected (a malformed body; counts the request).
+OTLP_SPANS_RECEIVED: Final = "m3mon_otlp_spans_received_total"
+OTLP_STORED: Final = "stored"
+OTLP_IGNORED: Final = "ignored"
+OTLP_REJECTED: Final = "rejected"

@@ -1,9 +1,10 @@
 """The monitor's own Prometheus exporter: one registry composed of every stage's metric set.
 
 Each stage defines its own metrics next to its code (:mod:`monitor.scrape.metrics`,
-:mod:`monitor.probes.metrics`, :mod:`monitor.slo.metrics`, :mod:`monitor.store.metrics`); this
-module puts them in one :class:`~prometheus_client.CollectorRegistry` and adds the endpoint
-health gauge. Raw vLLM series are never re-exported: Prometheus scrapes vLLM itself.
+:mod:`monitor.probes.metrics`, :mod:`monitor.slo.metrics`, :mod:`monitor.store.metrics`,
+:mod:`monitor.traces.metrics`); this module puts them in one
+:class:`~prometheus_client.CollectorRegistry` and adds the endpoint health gauge. Raw vLLM
+series are never re-exported: Prometheus scrapes vLLM itself.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from monitor.probes.metrics import ProbeMetrics
 from monitor.scrape.metrics import ScrapeMetrics
 from monitor.slo.metrics import SLOMetrics
 from monitor.store.metrics import StoreMetrics
+from monitor.traces.metrics import TraceMetrics
 
 
 class Exporter:
@@ -27,6 +29,7 @@ class Exporter:
         self.probes = ProbeMetrics.for_model(self.registry, model)
         self.slo = SLOMetrics(self.registry)
         self.store = StoreMetrics(self.registry)
+        self.traces = TraceMetrics(self.registry)
         self.health_up = Gauge(
             HEALTH_UP,
             "1 when the endpoint's /health answered 200 at the last check, else 0.",

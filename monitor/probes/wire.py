@@ -174,8 +174,28 @@ class ReadStampedStream(httpcore.AsyncNetworkStream):
         return self._inner.get_extra_info(info)
 
 
+_KEEPER: list[socket.socket] = []
+
+
+def keep_timestamping_enabled() -> None:
+    """Hold one socket with receive stamps on for the life of the process.
+
+    Linux switches packet timestamping on system-wide only while some socket asks for it, and
+    switching it on is deferred: segments that arrive in that window carry no stamp, and the
+    kernel then stamps them when they are *read*. Keeping one socket asking closes the window
+    for every later connection (the first connection after start-up included, once this ran).
+    """
+    if not _KEEPER and hasattr(socket, "SO_TIMESTAMPNS"):
+        keeper = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        keeper.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        _KEEPER.append(keeper)
+
+
 class StampingBackend(httpcore.AsyncNetworkBackend):
     """Opens :class:`StampedStream` connections with kernel receive stamps switched on."""
+
+    def __init__(self) -> None:
+        keep_timestamping_enabled()
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                           local_address: str | None = None,

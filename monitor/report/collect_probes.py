@@ -8,7 +8,10 @@ failure), as the SLO slices do:
 * percentiles are linear interpolations between order statistics (numpy's default);
 * breakdown parts are means over the probes that reported the part (server queue, prefill and
   decode from the server's per-request view, network = client TTFT − server TTFT, tool
-  turnaround = the sum of a probe's tool rounds).
+  turnaround = the sum of a probe's tool rounds). A probe that recorded no server view (no
+  queue, prefill or decode) takes it from the vLLM ``llm_request`` span of its trace when one
+  was received (``server_spans``; the trace's earliest span, i.e. the probe's first request),
+  with network = client TTFT − the span's TTFT.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from monitor.conventions import AVAILABILITY_FAILURES
 from monitor.model import Model
 from monitor.report.data import BREAKDOWN_PARTS, LATENCY_KINDS, Breakdown, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
-from monitor.store.tables import ProbeResultRow
+from monitor.store.tables import ProbeResultRow, ServerSpanRow
 
 P = ProbeResultRow
+S = ServerSpanRow
 
 
 def _timing(name: str) -> ColumnElement[float]:
@@ -40,6 +44,8 @@ PART_COLUMNS: dict[str, ColumnElement[float]] = {
     "decode": _timing("server_decode"),
     "network": P.network,  # type: ignore[dict-item]
 }
+#: The parts that make up the server's view of a request.
+SERVER_PARTS = ("queue", "prefill", "decode")
 LATENCY_COLUMNS = {"ttft": P.ttft, "itl": P.itl_mean, "e2e": P.e2e}
 
 
@@ -84,18 +90,48 @@ class ProbeFacts:
                 sums[str(cls)].append(float(sum(rounds)))
         return {c: (sum(v) / len(v)) for c, v in sums.items()}
 
+    def _span_views(self) -> dict[str, tuple[float | None, ...]]:
+        """(queue, prefill, decode, ttft) of the earliest span of each week probe lacking a server view."""
+        lacking = select(P.trace_id).where(
+            *self.in_week,
+            self.answered,
+            P.trace_id.is_not(None),
+            *(PART_COLUMNS[p].is_(None) for p in SERVER_PARTS),
+        )
+        q = select(S.trace_id, S.queue, S.prefill, S.decode, S.ttft).where(S.trace_id.in_(lacking))
+        views: dict[str, tuple[float | None, ...]] = {}
+        for trace_id, *view in self.session.execute(q.order_by(S.start_time, S.span_id)):
+            views.setdefault(trace_id, tuple(view))
+        return views
+
+    def _part_means(self) -> tuple[dict[str, int], dict[tuple[str, str], float]]:
+        """Probes per class and the mean of each breakdown part per (class, part)."""
+        spans = self._span_views()
+        q = select(P.request_class, P.trace_id, P.ttft, *PART_COLUMNS.values()).where(
+            *self.in_week, self.answered
+        )
+        counts: dict[str, int] = defaultdict(int)
+        values: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for cls, trace_id, ttft, *parts in self.session.execute(q):
+            counts[cls] += 1
+            part = dict(zip(PART_COLUMNS, parts, strict=True))
+            view = spans.get(trace_id) if trace_id is not None else None
+            if view is not None and all(part[p] is None for p in SERVER_PARTS):
+                part.update(zip(SERVER_PARTS, view[:3], strict=True))
+                part["network"] = ttft - view[3] if ttft is not None and view[3] is not None else None
+            for name, v in part.items():
+                if v is not None:
+                    values[(cls, name)].append(float(v))
+        return counts, {k: sum(v) / len(v) for k, v in values.items()}
+
     def breakdown(self) -> tuple[Breakdown, ...]:
-        aggs = [func.avg(col) for col in PART_COLUMNS.values()]
-        q = select(P.request_class, func.count(P.id), *aggs).where(*self.in_week, self.answered)
-        rows = {r[0]: r for r in self.session.execute(q.group_by(P.request_class))}
+        counts, means = self._part_means()
         tools = self._tool_turnaround()
         out = []
         for c in self.classes:
-            row = rows.get(c)
-            means = dict(zip(PART_COLUMNS, row[2:], strict=True)) if row is not None else {}
-            means["tool_turnaround"] = tools.get(c)
-            parts = tuple((p, None if means.get(p) is None else float(means[p])) for p in BREAKDOWN_PARTS)
-            out.append(Breakdown(c, int(row[1]) if row is not None else 0, parts))
+            found = {**{p: means.get((c, p)) for p in PART_COLUMNS}, "tool_turnaround": tools.get(c)}
+            parts = tuple((p, found.get(p)) for p in BREAKDOWN_PARTS)
+            out.append(Breakdown(c, counts.get(c, 0), parts))
         return tuple(out)
 
     def failures(self) -> tuple[ProbeFailure, ...]:

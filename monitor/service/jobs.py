@@ -1,4 +1,4 @@
-"""The service's jobs: scrape, health, probe, evaluate, prune — each one small, isolated and logged.
+"""The service's jobs: scrape, health, probe, evaluate, prune, received spans — each small, isolated, logged.
 
 :class:`Jobs` holds what the jobs share (model, HTTP client, exporter, buffered store writer and
 the last reading per endpoint). A job never raises: a failure is logged and counted, and the
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import httpx
 
@@ -26,7 +26,8 @@ from monitor.scrape.signals import Signals
 from monitor.slo.due import STEP, evaluate_due
 from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
-from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, signals_op
+from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, signals_op, spans_op
+from monitor.traces import ServerSpan
 
 log = logging.getLogger(__name__)
 
@@ -165,3 +166,8 @@ class Jobs:
 
     async def alertmanager(self, payload: dict[str, object]) -> None:
         await self.write(alertmanager_op(payload, self.clock()))
+
+    async def spans(self, spans: Sequence[ServerSpan]) -> None:
+        """Store the ``llm_request`` spans of one OTLP request (through the buffered writer)."""
+        if spans:
+            await self.write(spans_op(spans))

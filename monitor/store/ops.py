@@ -6,7 +6,8 @@ inserted keyed by their natural key, so applying an op twice leaves the same row
 
 Natural keys: probe result (endpoint, class, kind, started_at); scrape interval (endpoint, end);
 event slice (slo_id, endpoint, origin, end); evaluation (slo_id, window, evaluated_at); incident
-(fingerprint, starts_at). Rollups are only incremented by slices that were actually inserted.
+(fingerprint, starts_at); server span (trace_id, span_id). Rollups are only incremented by
+slices that were actually inserted.
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from monitor.store.tables import (
     IncidentRow,
     ProbeResultRow,
     ScrapeIntervalRow,
+    ServerSpanRow,
     SliceRollupRow,
 )
 from monitor.store.upsert import finite, insert_ignore, upsert_add, upsert_replace
+from monitor.traces.span import ServerSpan
 
 Op = dict[str, Any]
 HOUR = 3600.0
@@ -151,6 +154,10 @@ def endpoints_op(endpoints: Sequence[Endpoint]) -> Op:
     return {"op": "endpoints", "rows": rows}
 
 
+def spans_op(spans: Sequence[ServerSpan]) -> Op:
+    return {"op": "spans", "rows": [finite(s.to_row()) for s in spans]}
+
+
 def write_slices(session: Session, slices: Sequence[dict[str, Any]]) -> int:
     """Insert new slices and add exactly those to their hourly rollups; returns how many were new."""
     keys = ("slo_id", "endpoint", "origin", "end")
@@ -191,6 +198,10 @@ def _apply_incidents(session: Session, op: Op) -> None:
     upsert_replace(session, IncidentRow.__table__, op["rows"], ("fingerprint", "starts_at"), update)  # type: ignore[arg-type]
 
 
+def _apply_spans(session: Session, op: Op) -> None:
+    insert_ignore(session, ServerSpanRow.__table__, op["rows"], ("trace_id", "span_id"))  # type: ignore[arg-type]
+
+
 def _apply_deployment(session: Session, op: Op) -> None:
     fp = DeploymentFingerprint.from_dict(op["fingerprint"])
     DeploymentRepo(session).observe(op["endpoint"], fp, float(op["at"]))
@@ -208,6 +219,7 @@ APPLY: dict[str, Callable[[Session, Op], None]] = {
     "incidents": _apply_incidents,
     "deployment": _apply_deployment,
     "endpoints": _apply_endpoints,
+    "spans": _apply_spans,
 }
 
 

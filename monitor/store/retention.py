@@ -1,4 +1,4 @@
-"""Retention: raw probe results, scrape intervals and event slices older than the retention go.
+"""Retention: raw probe results, server spans, scrape intervals and event slices older than the retention go.
 
 Evaluations and hourly slice rollups are kept: they are small (one row per SLO per window per
 step, one per SLO per hour) and they are what the SLO period and the reports read. The pruned
@@ -13,7 +13,7 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from monitor.store.counts import PRUNED_KEY, pruned_before
-from monitor.store.tables import EventSliceRow, MetaRow, ProbeResultRow, ScrapeIntervalRow
+from monitor.store.tables import EventSliceRow, MetaRow, ProbeResultRow, ScrapeIntervalRow, ServerSpanRow
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class Pruned:
     probe_results: int
     scrape_intervals: int
     event_slices: int
+    server_spans: int = 0
 
 
 def prune(session: Session, now: float, retention: float) -> Pruned:
@@ -33,6 +34,7 @@ def prune(session: Session, now: float, retention: float) -> Pruned:
         delete(ProbeResultRow).where(ProbeResultRow.started_at < cutoff),
         delete(ScrapeIntervalRow).where(ScrapeIntervalRow.end < cutoff),
         delete(EventSliceRow).where(EventSliceRow.end <= cutoff),
+        delete(ServerSpanRow).where(ServerSpanRow.start_time < cutoff),
     ):
         counts.append(int(getattr(session.execute(stmt), "rowcount", 0)))
     if cutoff > pruned_before(session):

@@ -91,6 +91,29 @@ class ProbeResultRow(Base):
     log: Mapped[list[Any]]
 
 
+class ServerSpanRow(Base):
+    """One vLLM ``llm_request`` span received over OTLP: the server's view of one request."""
+
+    __tablename__ = "server_spans"
+    __table_args__ = (UniqueConstraint("trace_id", "span_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    trace_id: Mapped[str] = mapped_column(String(32))
+    span_id: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(100))
+    start_time: Mapped[float] = mapped_column(index=True)
+    end_time: Mapped[float]
+    queue: Mapped[float | None]
+    ttft: Mapped[float | None]
+    prefill: Mapped[float | None]
+    decode: Mapped[float | None]
+    inference: Mapped[float | None]
+    e2e: Mapped[float | None]
+    prompt_tokens: Mapped[int | None]
+    completion_tokens: Mapped[int | None]
+    request_id: Mapped[str | None] = mapped_column(String(200))
+    service_name: Mapped[str | None] = mapped_column(String(200))
+
+
 class ScrapeIntervalRow(Base):
     """One collector interval: rates and gauges as columns, histograms as JSON."""
 

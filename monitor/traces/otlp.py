@@ -1,0 +1,155 @@
+"""OTLP/HTTP trace export requests (protobuf or JSON) decoded into :class:`ServerSpan` records.
+
+An ``ExportTraceServiceRequest`` body is decoded whole before anything is kept, so a malformed
+body raises :class:`OtlpError` and yields nothing. Accepted encodings: ``application/x-protobuf``
+(what the OTLP/HTTP exporters of vLLM and the OpenTelemetry SDKs send) and ``application/json``
+(OTLP JSON: ids are hex strings, not base64), optionally ``Content-Encoding: gzip``. Only spans
+named ``llm_request`` become ServerSpans; every other span is counted as ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from google.protobuf.json_format import ParseDict, ParseError
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans
+
+from monitor.traces.span import SERVER_SPAN_NAME, SERVICE_NAME, OtlpError, ServerSpan, server_span
+
+#: Request bodies (after gunzip) above this size are refused; an SDK batch of 512 spans is ~0.5 MB.
+MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+PROTOBUF: Final = "application/x-protobuf"
+JSON: Final = "application/json"
+#: OTLP JSON fields that hold ids as hex strings (protobuf's JSON mapping expects base64).
+_ID_FIELDS: Final = frozenset({"traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id"})
+_HEX: Final = re.compile(r"[0-9a-fA-F]*")
+
+
+class UnsupportedEncoding(OtlpError):
+    """A content type or encoding the receiver does not speak (HTTP 415)."""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one export request held: the ``llm_request`` spans, and how many other spans it had."""
+
+    spans: tuple[ServerSpan, ...]
+    ignored: int
+
+
+def media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def gunzip(body: bytes, limit: int = MAX_BODY_BYTES) -> bytes:
+    """Inflate a gzip body, refusing (OtlpError) one that is corrupt or inflates beyond ``limit``."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise OtlpError(f"gzip body: {exc}") from None
+    if len(out) > limit:
+        raise OtlpError(f"body inflates beyond {limit} bytes")
+    if not inflater.eof:
+        raise OtlpError("gzip body is truncated")
+    return out
+
+
+def _hex_ids_to_base64(node: Any) -> Any:
+    """OTLP JSON -> protobuf JSON mapping: hex id strings become base64."""
+    import base64
+
+    if isinstance(node, list):
+        return [_hex_ids_to_base64(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _ID_FIELDS and isinstance(value, str):
+            if len(value) % 2 or not _HEX.fullmatch(value):
+                raise OtlpError(f"{key} must be a hex string, got {value[:40]!r}")
+            value = base64.b64encode(bytes.fromhex(value)).decode()
+        out[key] = _hex_ids_to_base64(value)
+    return out
+
+
+def decode(body: bytes, content_type: str | None) -> ExportTraceServiceRequest:
+    """The export request in ``body``; OtlpError when it is not one."""
+    kind = media_type(content_type)
+    request = ExportTraceServiceRequest()
+    if kind == PROTOBUF:
+        try:
+            request.ParseFromString(body)
+        except (DecodeError, RuntimeWarning, ValueError) as exc:
+            raise OtlpError(f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from None
+    elif kind == JSON:
+        try:
+            document = json.loads(body)
+            if not isinstance(document, dict):
+                raise OtlpError("OTLP JSON body must be an object")
+            ParseDict(_hex_ids_to_base64(document), request)
+        except (ValueError, ParseError, RecursionError) as exc:
+            raise OtlpError(f"not an OTLP JSON ExportTraceServiceRequest: {exc}") from None
+    else:
+        raise UnsupportedEncoding(f"unsupported content type {content_type!r} (use {PROTOBUF} or {JSON})")
+    return request
+
+
+def _value(v: AnyValue) -> object:
+    which = v.WhichOneof("value")
+    return getattr(v, which) if which in ("string_value", "int_value", "double_value", "bool_value") else None
+
+
+def attributes(kvs: Any) -> dict[str, object]:
+    """OTLP ``KeyValue`` list -> dict of scalar values (arrays, maps and bytes are dropped)."""
+    out: dict[str, object] = {}
+    kv: KeyValue
+    for kv in kvs:
+        out[kv.key] = _value(kv.value)
+    return out
+
+
+def _resource_spans(rs: ResourceSpans) -> Iterator[ServerSpan | None]:
+    service = attributes(rs.resource.attributes).get(SERVICE_NAME)
+    service_name = service if isinstance(service, str) else None
+    for scope in rs.scope_spans:
+        for span in scope.spans:
+            if span.name != SERVER_SPAN_NAME:
+                yield None
+                continue
+            yield server_span(
+                span.trace_id,
+                span.span_id,
+                span.name,
+                span.start_time_unix_nano,
+                span.end_time_unix_nano,
+                attributes(span.attributes),
+                service_name,
+            )
+
+
+def spans(request: ExportTraceServiceRequest) -> Iterator[ServerSpan | None]:
+    """Each span of the request in order: a ServerSpan for ``llm_request``, None for any other."""
+    for rs in request.resource_spans:
+        yield from _resource_spans(rs)
+
+
+def parse_request(body: bytes, content_type: str | None, content_encoding: str | None = None) -> Batch:
+    """Decode one OTLP/HTTP traces request body; OtlpError (nothing kept) when any of it is malformed."""
+    if media_type(content_encoding) == "gzip":
+        body = gunzip(body)
+    elif content_encoding and media_type(content_encoding) != "identity":
+        raise UnsupportedEncoding(f"unsupported content encoding {content_encoding!r}")
+    if len(body) > MAX_BODY_BYTES:
+        raise OtlpError(f"body of {len(body)} bytes exceeds {MAX_BODY_BYTES}")
+    decoded = list(spans(decode(body, content_type)))
+    kept = tuple(s for s in decoded if s is not None)
+    return Batch(kept, len(decoded) - len(kept))

@@ -1,0 +1,120 @@
+"""The server's own view of one request: a vLLM ``llm_request`` span, reduced to what we use.
+
+vLLM (``--otlp-traces-endpoint``) exports one SERVER span per finished request, parented on the
+client's W3C ``traceparent``; its ``gen_ai.latency.*`` attributes are seconds, its
+``gen_ai.usage.*`` attributes token counts. A :class:`ServerSpan` keeps those numbers with the
+span's identity so it can be joined to the probe that sent the request (by ``trace_id``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from monitor.errors import M3MonError
+
+#: The only span name kept: vLLM's per-request span.
+SERVER_SPAN_NAME: Final = "llm_request"
+
+#: ServerSpan field -> vLLM span attribute (seconds).
+LATENCY_ATTRIBUTES: Final = {
+    "queue": "gen_ai.latency.time_in_queue",
+    "ttft": "gen_ai.latency.time_to_first_token",
+    "prefill": "gen_ai.latency.time_in_model_prefill",
+    "decode": "gen_ai.latency.time_in_model_decode",
+    "inference": "gen_ai.latency.time_in_model_inference",
+    "e2e": "gen_ai.latency.e2e",
+}
+PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
+COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
+REQUEST_ID: Final = "gen_ai.request.id"
+SERVICE_NAME: Final = "service.name"
+
+
+class OtlpError(M3MonError):
+    """An OTLP request body that cannot be read; nothing of it is kept."""
+
+
+@dataclass(frozen=True)
+class ServerSpan:
+    """One ``llm_request`` span: identity, wall-clock start/end (Unix seconds) and latencies."""
+
+    trace_id: str  # 32 lowercase hex digits
+    span_id: str  # 16 lowercase hex digits
+    name: str
+    start: float
+    end: float
+    queue: float | None = None
+    ttft: float | None = None
+    prefill: float | None = None
+    decode: float | None = None
+    inference: float | None = None
+    e2e: float | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    request_id: str | None = None
+    service_name: str | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        """The ``server_spans`` row (column names are the field names, times renamed)."""
+        return {
+            "trace_id": self.trace_id,
+            "span_id": self.span_id,
+            "name": self.name,
+            "start_time": self.start,
+            "end_time": self.end,
+            "queue": self.queue,
+            "ttft": self.ttft,
+            "prefill": self.prefill,
+            "decode": self.decode,
+            "inference": self.inference,
+            "e2e": self.e2e,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "request_id": self.request_id,
+            "service_name": self.service_name,
+        }
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _count(value: object) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None and number.is_integer() and number >= 0 else None
+
+
+def _hex_id(raw: bytes, size: int, what: str) -> str:
+    if len(raw) != size or not any(raw):
+        raise OtlpError(f"span {what} must be {size} non-zero bytes, got {raw.hex() or 'none'}")
+    return raw.hex()
+
+
+def server_span(
+    trace_id: bytes,
+    span_id: bytes,
+    name: str,
+    start_ns: int,
+    end_ns: int,
+    attributes: Mapping[str, object],
+    service_name: str | None,
+) -> ServerSpan:
+    """Build a span from decoded OTLP fields; ids must be valid, attributes of the wrong type are None."""
+    request_id = attributes.get(REQUEST_ID)
+    latencies = {field: _number(attributes.get(attr)) for field, attr in LATENCY_ATTRIBUTES.items()}
+    return ServerSpan(
+        trace_id=_hex_id(trace_id, 16, "trace_id"),
+        span_id=_hex_id(span_id, 8, "span_id"),
+        name=name,
+        start=start_ns / 1e9,
+        end=end_ns / 1e9,
+        prompt_tokens=_count(attributes.get(PROMPT_TOKENS)),
+        completion_tokens=_count(attributes.get(COMPLETION_TOKENS)),
+        request_id=request_id if isinstance(request_id, str) else None,
+        service_name=service_name,
+        **latencies,
+    )
