@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from monitor.service.service import Service
 
 
+TABLE_NOTE = """  (attained, budget left: the latest evaluation over the SLO period, which holds only
+   these minutes of data, so a few failures spend many times a 30-day budget; worst status
+   and fired: over the whole run, with the SRE Workbook's multi-window burn-rate conditions)"""
+
+
 def _pct(value: float | None) -> str:
     return "no data" if value is None else f"{value * 100:.2f}%"
 
@@ -104,6 +109,7 @@ def print_summary(
     try:
         print("\n== SLO status per class (from the store)")
         print("\n".join(slo_table(model, store, since)))
+        print(TABLE_NOTE)
     finally:
         store.close()
     print("\n== Where latency went (server-side means per phase)")
