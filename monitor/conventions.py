@@ -57,8 +57,6 @@ M3_MODEL_ID: Final = "MiniMaxAI/MiniMax-M3"
 
 # --- the monitor's own metrics (exporter) ---------------------------------------------------
 
-PREFIX: Final = "m3mon"
-
 PROBE_TOTAL: Final = "m3mon_probe_total"
 PROBE_TTFT: Final = "m3mon_probe_ttft_seconds"
 PROBE_ITL: Final = "m3mon_probe_itl_seconds"

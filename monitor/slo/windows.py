@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from monitor.conventions import ROLLING_WINDOWS
+from monitor.conventions import CALENDAR_WINDOWS, ROLLING_WINDOWS
 from monitor.model import SLO
 
-WEEK: str = "week"
-MONTH: str = "month"
+WEEK, MONTH = CALENDAR_WINDOWS
 
 
 @dataclass(frozen=True)
