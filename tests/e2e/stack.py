@@ -147,6 +147,15 @@ class Stack:
     def all_prom_alerts(self) -> list[dict[str, Any]]:
         return list(httpx.get(f"{self.prometheus}/api/v1/alerts", timeout=5).json()["data"]["alerts"])
 
+    def wait_quiet(self, class_: str) -> None:
+        """Wait until the class's probe results are in Prometheus and start-up absences cleared.
+
+        Until the first probe result is scraped, ``SLOMetricAbsent`` is rightly pending (it needs
+        its ``for`` before firing); once every rule group has seen the data nothing may be pending.
+        """
+        wait_until(lambda: self.query(f'm3mon_probe_total{{class="{class_}"}}'), 15, "probe results scraped")
+        wait_until(lambda: self.all_prom_alerts() == [], 10, "start-up absences to clear")
+
     def am_alerts(self, name: str) -> list[dict[str, Any]]:
         body = httpx.get(
             f"{self.alertmanager}/api/v2/alerts", params={"filter": f'alertname="{name}"'}, timeout=5

@@ -24,9 +24,10 @@ SLOS = [
 def test_healthy_baseline_fires_nothing_and_meets_every_slo(sim: SimHandle, tmp_path: Path) -> None:
     eps = [endpoint("pool", sim.base_url, ["chat-32k"])]
     with running_stack(tmp_path, eps, [request_class("chat-32k", ["chat", "tool_call"], SLOS)]) as st:
-        deadline = time.monotonic() + 14
         wait_until(lambda: st.query('m3mon:slo_error_ratio:rate5m{slo="ttft-server"}'), 10,
                    "the server TTFT ratio recorded")  # fmt: skip
+        st.wait_quiet("chat-32k")
+        deadline = time.monotonic() + 10
         while time.monotonic() < deadline:  # the whole time, nothing even pending
             assert st.all_prom_alerts() == [], st.all_prom_alerts()
             time.sleep(1)
@@ -48,7 +49,8 @@ def test_server_restart_is_a_counter_reset_not_an_incident(sim: SimHandle, tmp_p
     eps = [endpoint("pool", sim.base_url, ["chat-32k"])]
     with running_stack(tmp_path, eps, [request_class("chat-32k", ["chat"], SLOS[:3])]) as st:
         wait_until(lambda: st.query("m3mon:slo_error_ratio:rate5m"), 10, "recorded error ratios")
-        time.sleep(3)
+        st.wait_quiet("chat-32k")
+        time.sleep(2)
         sim.set_faults(restart=True)
         restarted = time.time()
         end = time.monotonic() + 10
