@@ -13,8 +13,10 @@ import math
 from collections.abc import Sequence
 from datetime import timedelta
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from monitor.report.data import BREAKDOWN_PARTS, LATENCY_KINDS, Breakdown, LatencyStats, Period, SLOSeries
 
@@ -26,7 +28,7 @@ PART_LABELS = {
     "network": "network",
     "tool_turnaround": "tool turnaround",
 }
-KIND_LABELS = {"ttft": "TTFT", "itl": "ITL", "e2e": "end-to-end"}
+KIND_LABELS = {"ttft": "TTFT", "itl": "ITL (mean per probe)", "e2e": "end-to-end"}
 DPI = 100
 RC = {"font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10, "svg.hashsalt": "m3mon"}
 
@@ -86,8 +88,10 @@ def latency(stats: Sequence[LatencyStats]) -> bytes | None:
         return None
     classes = list(dict.fromkeys(s.request_class for s in stats))
     by_key = {(s.request_class, s.kind): s for s in stats}
-    fig = Figure(figsize=(9.0, 1.0 + 0.35 * max(3, len(classes))))
-    fig.subplots_adjust(left=_left_margin(classes), right=0.99, top=0.9, bottom=0.12, wspace=0.08)
+    height = 1.3 + 0.35 * max(3, len(classes))
+    fig = Figure(figsize=(9.0, height))
+    fig.subplots_adjust(left=_left_margin(classes), right=0.99, top=1 - 0.3 / height, bottom=0.55 / height,
+                        wspace=0.08)  # fmt: skip
     axes = fig.subplots(1, len(LATENCY_KINDS), sharey=True)
     width = 0.27
     for ax, kind in zip(axes, LATENCY_KINDS, strict=True):
@@ -96,12 +100,22 @@ def latency(stats: Sequence[LatencyStats]) -> bytes | None:
             vals = [_nan(getattr(by_key.get((c, kind)), attr, None)) for c in classes]
             ax.barh(ys, vals, height=width, color=PALETTE[j], label=name)
         ax.set_title(f"{KIND_LABELS[kind]} (s)")
-        ax.set_xscale("log")
-        ax.grid(True, axis="x", alpha=0.3)
+        _log_seconds_axis(ax)
     axes[0].invert_yaxis()
     axes[0].set_yticks(range(len(classes)), [plain(c) for c in classes])
-    axes[-1].legend(loc="lower right", fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()  # below the axes: never over a bar
+    fig.legend(handles, labels, loc="lower right", ncols=3, fontsize=7, frameon=False)
     return _png(fig)
+
+
+def _log_seconds_axis(ax: Axes) -> None:
+    """A log x axis labelled in plain seconds at 1-2-5 steps (no crowded ``2×10⁻¹`` minor labels)."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis="x", labelsize=7)
+    ax.grid(True, axis="x", alpha=0.3)
 
 
 def breakdown(rows: Sequence[Breakdown]) -> bytes | None:
