@@ -195,6 +195,38 @@ VLLM_SPEC_ACCEPTED: Final = "vllm:spec_decode_num_accepted_tokens_total"
 VLLM_SPEC_ACCEPTED_PER_POS: Final = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 VLLM_CACHE_CONFIG_INFO: Final = "vllm:cache_config_info"
 
+# --- alert names (m3mon generate; runbooks, promtool tests and the report quote them) ----------
+
+ALERT_BURN_PAGE: Final = "SLOErrorBudgetBurnPage"
+ALERT_BURN_TICKET: Final = "SLOErrorBudgetBurnTicket"
+ALERT_BUDGET_EXHAUSTED: Final = "SLOErrorBudgetExhausted"
+ALERT_METRIC_ABSENT: Final = "SLOMetricAbsent"
+ALERT_ENDPOINT_DOWN: Final = "VLLMEndpointDown"
+ALERT_MONITOR_DOWN: Final = "M3MonMonitorDown"
+ALERT_PROBES_FAILING: Final = "VLLMHealthyButProbesFailing"
+ALERT_SCRAPE_FAILING: Final = "M3MonScrapeFailing"
+ALERT_KV_CACHE_NEARLY_FULL: Final = "VLLMKVCacheNearlyFull"
+ALERT_QUEUE_GROWING: Final = "VLLMWaitingQueueGrowing"
+ALERT_PREEMPTIONS: Final = "VLLMPreemptions"
+ALERT_PREFIX_HIT_RATE_COLLAPSED: Final = "VLLMPrefixCacheHitRateCollapsed"
+ALERT_SPEC_ACCEPTANCE_DROPPED: Final = "VLLMSpecDecodeAcceptanceDropped"
+ALERT_BLOCK_SIZE_NOT_128: Final = "VLLMBlockSizeNot128"
+ALERT_TTFT_P99_REGRESSION: Final = "VLLMTTFTP99Regression"
+SLO_ALERT_NAMES: Final = (ALERT_BURN_PAGE, ALERT_BURN_TICKET, ALERT_BUDGET_EXHAUSTED, ALERT_METRIC_ABSENT)
+OPERATIONAL_ALERT_NAMES: Final = (
+    ALERT_ENDPOINT_DOWN,
+    ALERT_MONITOR_DOWN,
+    ALERT_PROBES_FAILING,
+    ALERT_SCRAPE_FAILING,
+    ALERT_KV_CACHE_NEARLY_FULL,
+    ALERT_QUEUE_GROWING,
+    ALERT_PREEMPTIONS,
+    ALERT_PREFIX_HIT_RATE_COLLAPSED,
+    ALERT_SPEC_ACCEPTANCE_DROPPED,
+    ALERT_BLOCK_SIZE_NOT_128,
+    ALERT_TTFT_P99_REGRESSION,
+)
+
 # --- OTLP trace receiver (m3mon run, POST /v1/traces) ----------------------------------------
 
 #: Spans received on ``/v1/traces`` by ``result``: stored (``llm_request``), ignored (any other

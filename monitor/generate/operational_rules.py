@@ -44,7 +44,7 @@ def _availability(model: Model) -> list[Alert]:
     )
     return [
         Alert(
-            "VLLMEndpointDown",
+            cv.ALERT_ENDPOINT_DOWN,
             f"up{v} == 0",
             "page",
             "vLLM endpoint {{ $labels.endpoint }} is down",
@@ -52,7 +52,7 @@ def _availability(model: Model) -> list[Alert]:
             for_="2m",
         ),
         Alert(
-            "M3MonMonitorDown",
+            cv.ALERT_MONITOR_DOWN,
             f"up{m} == 0",
             "page",
             "The m3mon monitor is not being scraped",
@@ -60,7 +60,7 @@ def _availability(model: Model) -> list[Alert]:
             for_="5m",
         ),
         Alert(
-            "VLLMHealthyButProbesFailing",
+            cv.ALERT_PROBES_FAILING,
             f"max by (endpoint) ({cv.HEALTH_UP}{m}) == 1\nand on (endpoint)\n(\n  {failing}\n)"
             f" > {q.num(PROBE_FAILURE_RATIO)}",
             "page",
@@ -70,7 +70,7 @@ def _availability(model: Model) -> list[Alert]:
             for_="10m",
         ),
         Alert(
-            "M3MonScrapeFailing",
+            cv.ALERT_SCRAPE_FAILING,
             f"{cv.SCRAPE_SUCCESS}{m} == 0",
             "ticket",
             "m3mon cannot scrape {{ $labels.endpoint }}",
@@ -84,7 +84,7 @@ def _saturation(model: Model) -> list[Alert]:
     v = _vllm(model)
     return [
         Alert(
-            "VLLMKVCacheNearlyFull",
+            cv.ALERT_KV_CACHE_NEARLY_FULL,
             f"max by (endpoint) ({cv.VLLM_KV_USAGE}{v}) > {q.num(KV_CACHE_HIGH)}",
             "ticket",
             "KV cache on {{ $labels.endpoint }} above 90 %",
@@ -93,7 +93,7 @@ def _saturation(model: Model) -> list[Alert]:
             for_="10m",
         ),
         Alert(
-            "VLLMWaitingQueueGrowing",
+            cv.ALERT_QUEUE_GROWING,
             f"sum by (endpoint) (deriv({cv.VLLM_WAITING}{v}[10m])) > 0\nand on (endpoint)\n"
             f"sum by (endpoint) ({cv.VLLM_WAITING}{v}) > {WAITING_HIGH}",
             "ticket",
@@ -102,7 +102,7 @@ def _saturation(model: Model) -> list[Alert]:
             for_="10m",
         ),
         Alert(
-            "VLLMPreemptions",
+            cv.ALERT_PREEMPTIONS,
             f"sum by (endpoint) (rate({cv.VLLM_PREEMPTIONS}{v}[5m])) > 0",
             "ticket",
             "{{ $labels.endpoint }} is preempting requests",
@@ -125,7 +125,7 @@ def _efficiency(model: Model) -> list[Alert]:
 
     return [
         Alert(
-            "VLLMPrefixCacheHitRateCollapsed",
+            cv.ALERT_PREFIX_HIT_RATE_COLLAPSED,
             f"(\n  {hits_now}\n)\n< {q.num(PREFIX_HIT_COLLAPSE)} * (\n  {hits_then}\n)",
             "ticket",
             "Prefix-cache hit rate on {{ $labels.endpoint }} collapsed",
@@ -133,7 +133,7 @@ def _efficiency(model: Model) -> list[Alert]:
             for_="30m",
         ),
         Alert(
-            "VLLMSpecDecodeAcceptanceDropped",
+            cv.ALERT_SPEC_ACCEPTANCE_DROPPED,
             f"(\n  {acc_now}\n)\n< {q.num(SPEC_ACCEPT_DROP)} * (\n  {acc_then}\n)",
             "ticket",
             "Speculative-decoding acceptance on {{ $labels.endpoint }} dropped",
@@ -141,7 +141,7 @@ def _efficiency(model: Model) -> list[Alert]:
             for_="30m",
         ),
         Alert(
-            "VLLMBlockSizeNot128",
+            cv.ALERT_BLOCK_SIZE_NOT_128,
             f'count by (endpoint, block_size) ({cv.VLLM_CACHE_CONFIG_INFO}{{job="{model.alerting.job_vllm}",'
             f'block_size!="{cv.M3_BLOCK_SIZE}"}}) > 0',
             "ticket",
@@ -150,7 +150,7 @@ def _efficiency(model: Model) -> list[Alert]:
             for_="5m",
         ),
         Alert(
-            "VLLMTTFTP99Regression",
+            cv.ALERT_TTFT_P99_REGRESSION,
             f"{p99('')}\n> {q.num(TTFT_REGRESSION)} * {p99(' offset 1w')}",
             "ticket",
             "p99 TTFT on {{ $labels.endpoint }} regressed against last week",
@@ -168,18 +168,3 @@ def operational_groups(model: Model) -> list[Group]:
         Group("m3mon-operational-saturation", alerts=tuple(_saturation(model))),
         Group("m3mon-operational-efficiency", alerts=tuple(_efficiency(model))),
     ]
-
-
-OPERATIONAL_ALERT_NAMES = (
-    "VLLMEndpointDown",
-    "M3MonMonitorDown",
-    "VLLMHealthyButProbesFailing",
-    "M3MonScrapeFailing",
-    "VLLMKVCacheNearlyFull",
-    "VLLMWaitingQueueGrowing",
-    "VLLMPreemptions",
-    "VLLMPrefixCacheHitRateCollapsed",
-    "VLLMSpecDecodeAcceptanceDropped",
-    "VLLMBlockSizeNot128",
-    "VLLMTTFTP99Regression",
-)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import jinja2
 
+from monitor import conventions as cv
 from monitor.errors import GenerateError
 
 _ROLLBACK = "If a deployment changed recently (see the *Deployment changes* annotations), roll it back."
@@ -39,7 +40,7 @@ _SLO_CHECKS = (
 )
 
 RUNBOOKS: dict[str, Runbook] = {
-    "SLOErrorBudgetBurnPage": Runbook(
+    cv.ALERT_BURN_PAGE: Runbook(
         "page",
         "The SLO is burning its error budget so fast (14.4x or 6x for a 30d period) that 2-5 % of the "
         "monthly budget went in the last hour(s). Users are affected now.",
@@ -55,7 +56,7 @@ RUNBOOKS: dict[str, Runbook] = {
         ),
         slo_scoped=True,
     ),
-    "SLOErrorBudgetBurnTicket": Runbook(
+    cv.ALERT_BURN_TICKET: Runbook(
         "ticket",
         "The SLO burns its budget steadily (3x or 1x for a 30d period): 10 % of the budget went in a "
         "day or three. Not urgent, but the budget will run out before the period ends.",
@@ -69,7 +70,7 @@ RUNBOOKS: dict[str, Runbook] = {
         ),
         slo_scoped=True,
     ),
-    "SLOErrorBudgetExhausted": Runbook(
+    cv.ALERT_BUDGET_EXHAUSTED: Runbook(
         "ticket",
         "The SLO has no error budget left over its period.",
         _SLO_CHECKS,
@@ -81,7 +82,7 @@ RUNBOOKS: dict[str, Runbook] = {
         ),
         slo_scoped=True,
     ),
-    "SLOMetricAbsent": Runbook(
+    cv.ALERT_METRIC_ABSENT: Runbook(
         "ticket",
         "The metric the SLO is computed from has no samples: the SLO is blind and cannot alert.",
         (
@@ -97,7 +98,7 @@ RUNBOOKS: dict[str, Runbook] = {
         ),
         slo_scoped=True,
     ),
-    "VLLMEndpointDown": Runbook(
+    cv.ALERT_ENDPOINT_DOWN: Runbook(
         "page",
         "Prometheus cannot scrape the vLLM endpoint: the server or its host is down or unreachable.",
         (
@@ -113,7 +114,7 @@ RUNBOOKS: dict[str, Runbook] = {
             _ROLLBACK,
         ),
     ),
-    "M3MonMonitorDown": Runbook(
+    cv.ALERT_MONITOR_DOWN: Runbook(
         "page",
         "Prometheus cannot scrape the monitor's exporter; no probe SLO can be evaluated.",
         ("`curl http://<exporter>/metrics` on the monitor host.", "The monitor's logs."),
@@ -121,7 +122,7 @@ RUNBOOKS: dict[str, Runbook] = {
         "m3mon_probe_total",
         ("Restart `m3mon run -c monitor.yaml`.", "Check the exporter listen address in the config."),
     ),
-    "VLLMHealthyButProbesFailing": Runbook(
+    cv.ALERT_PROBES_FAILING: Runbook(
         "page",
         "`/health` returns 200, yet most synthetic probes fail: the server runs but gives wrong or no "
         "answers.",
@@ -139,7 +140,7 @@ RUNBOOKS: dict[str, Runbook] = {
             _FAILOVER,
         ),
     ),
-    "M3MonScrapeFailing": Runbook(
+    cv.ALERT_SCRAPE_FAILING: Runbook(
         "ticket",
         "The monitor's own scrape of the endpoint's /metrics fails (see `m3mon_scrape_errors_total` reason).",
         ("`m3mon_scrape_errors_total` by reason.", "`curl -s http://<endpoint>/metrics | head`."),
@@ -150,7 +151,7 @@ RUNBOOKS: dict[str, Runbook] = {
             "too_large / garbled: check the server version and a proxy in front of it.",
         ),
     ),
-    "VLLMKVCacheNearlyFull": Runbook(
+    cv.ALERT_KV_CACHE_NEARLY_FULL: Runbook(
         "ticket",
         "KV-cache usage has stayed above 90 % for 10 minutes; new requests queue, running ones get "
         "preempted.",
@@ -159,7 +160,7 @@ RUNBOOKS: dict[str, Runbook] = {
         "vllm:kv_cache_usage_perc|vllm:cache_config_info",
         (_KV, "Check `--block-size 128` (see `vllm:cache_config_info`).", _FAILOVER),
     ),
-    "VLLMWaitingQueueGrowing": Runbook(
+    cv.ALERT_QUEUE_GROWING: Runbook(
         "ticket",
         "More requests wait than the engine admits and the queue keeps growing: demand exceeds capacity.",
         ("Fleet overview: running vs waiting, token throughput.",),
@@ -167,7 +168,7 @@ RUNBOOKS: dict[str, Runbook] = {
         "vllm:num_requests_waiting|vllm:num_requests_running",
         ("Shed or redirect load; " + _FAILOVER, _KV, "Add a replica for the pool."),
     ),
-    "VLLMPreemptions": Runbook(
+    cv.ALERT_PREEMPTIONS: Runbook(
         "ticket",
         "The engine keeps preempting running requests because the KV cache runs out.",
         ("KV cache dashboard: preemptions per second next to KV usage.",),
@@ -175,7 +176,7 @@ RUNBOOKS: dict[str, Runbook] = {
         "vllm:num_preemptions_total|vllm:kv_cache_usage_perc",
         (_KV, "Lower concurrency: reduce `--max-num-seqs`."),
     ),
-    "VLLMPrefixCacheHitRateCollapsed": Runbook(
+    cv.ALERT_PREFIX_HIT_RATE_COLLAPSED: Runbook(
         "ticket",
         "The prefix-cache hit rate fell below half of yesterday's: long prompts are recomputed, TTFT rises.",
         ("KV cache dashboard: hit rate now vs one day ago.", "Did the system prompt or tool schema change?"),
@@ -187,7 +188,7 @@ RUNBOOKS: dict[str, Runbook] = {
             _ROLLBACK,
         ),
     ),
-    "VLLMSpecDecodeAcceptanceDropped": Runbook(
+    cv.ALERT_SPEC_ACCEPTANCE_DROPPED: Runbook(
         "ticket",
         "Draft-token acceptance fell below 80 % of yesterday's: speculative decoding wastes compute.",
         ("Speculative decoding dashboard: acceptance rate and per-position acceptance.",),
@@ -200,7 +201,7 @@ RUNBOOKS: dict[str, Runbook] = {
             "If traffic changed (e.g. more tool calls), lower `num_speculative_tokens`.",
         ),
     ),
-    "VLLMBlockSizeNot128": Runbook(
+    cv.ALERT_BLOCK_SIZE_NOT_128: Runbook(
         "ticket",
         "The endpoint runs with a KV block size other than 128, which MiniMax-M3 requires.",
         ("`vllm:cache_config_info` labels on the endpoint.",),
@@ -208,7 +209,7 @@ RUNBOOKS: dict[str, Runbook] = {
         "vllm:cache_config_info",
         ("Restart the server with `--block-size 128`.", _ROLLBACK),
     ),
-    "VLLMTTFTP99Regression": Runbook(
+    cv.ALERT_TTFT_P99_REGRESSION: Runbook(
         "ticket",
         "p99 TTFT over the last hour is 1.5x what it was a week ago at the same time.",
         (

@@ -14,11 +14,10 @@ from monitor.generate.rules import Alert, Group, record
 from monitor.generate.sli import error_ratio, presence_selector
 from monitor.model import SLO, Model
 
-BURN_PAGE = "SLOErrorBudgetBurnPage"
-BURN_TICKET = "SLOErrorBudgetBurnTicket"
-BUDGET_EXHAUSTED = "SLOErrorBudgetExhausted"
-METRIC_ABSENT = "SLOMetricAbsent"
-SLO_ALERT_NAMES = (BURN_PAGE, BURN_TICKET, BUDGET_EXHAUSTED, METRIC_ABSENT)
+BURN_PAGE = cv.ALERT_BURN_PAGE
+BURN_TICKET = cv.ALERT_BURN_TICKET
+BUDGET_EXHAUSTED = cv.ALERT_BUDGET_EXHAUSTED
+METRIC_ABSENT = cv.ALERT_METRIC_ABSENT
 
 
 def slo_labels(slo: SLO) -> dict[str, str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from monitor import conventions as cv
 from monitor.model import Model, load_model
 from monitor.probes.result import ProbeResult, Timings
 from monitor.report import generate, periods, preview
@@ -96,7 +97,7 @@ def _interval(rng: random.Random, ep: str, end: float, busy: float) -> Signals:
 
 def _incident(cls: str, start: float, end: float) -> Op:
     iso = "%Y-%m-%dT%H:%M:%SZ"
-    labels = {"alertname": "M3SLOErrorBudgetBurn", "class": cls, "slo": "availability", "severity": "page"}
+    labels = {"alertname": cv.ALERT_BURN_PAGE, "class": cls, "slo": "availability", "severity": "page"}
     alert = {
         "status": "resolved",
         "fingerprint": f"fp-{cls}",

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from monitor.generate.operational_rules import OPERATIONAL_ALERT_NAMES
-from monitor.generate.slo_rules import SLO_ALERT_NAMES
+from monitor.conventions import OPERATIONAL_ALERT_NAMES, SLO_ALERT_NAMES
 from tests.generate.conftest import REPO
 
 GENERATED_ROOTS = ("alerts", "dashboards", "deploy", "compose.yaml")
