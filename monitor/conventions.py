@@ -38,6 +38,16 @@ AVAILABILITY_FAILURES: Final = frozenset(
     {"connect_error", "timeout", "http_status", "stream_broken", "context_rejected"}
 )
 
+#: Server-side availability reads vLLM's ``request_success_total`` by ``finished_reason``. A request
+#: that finished with ``error`` is bad. One that finished with ``abort`` is not a valid event at
+#: all (neither good nor bad): vLLM reports a user pressing Stop, a client timeout and a dropped
+#: connection alike, so counting aborts as failures would page for user behaviour. Server faults
+#: that abort requests still surface in the probe SLOs and in ``VLLMEndpointDown``.
+#: The generated PromQL and the stored evaluations use these same two sets.
+L_FINISHED_REASON: Final = "finished_reason"
+FINISHED_BAD: Final = ("error",)
+FINISHED_NOT_COUNTED: Final = ("abort",)
+
 #: Reasons a scrape is rejected as a whole.
 SCRAPE_ERROR_REASONS: Final = (
     "connect_error",

@@ -70,9 +70,15 @@ def _server_latency(model: Model, slo: SLO, window: str) -> str:
 
 def _server_availability(model: Model, slo: SLO, window: str) -> str:
     pairs = q.pool_matchers(model, slo)
-    errors = q.matchers([*pairs, ("finished_reason", q.eq("error"))])
-    failed = q.or_zero(f"sum(rate({cv.VLLM_REQUEST_SUCCESS}{errors}[{window}]))")
-    return f"{failed}\n/\nsum(rate({cv.VLLM_REQUEST_SUCCESS}{q.matchers(pairs)}[{window}]))"
+
+    def finished(reasons: tuple[str, ...] | None = None) -> str:
+        match = q.eq(reasons[0]) if reasons and len(reasons) == 1 else q.regex(reasons or ())
+        extra = [] if reasons is None else [(cv.L_FINISHED_REASON, match)]
+        return f"sum(rate({cv.VLLM_REQUEST_SUCCESS}{q.matchers([*pairs, *extra])}[{window}]))"
+
+    failed = q.or_zero(finished(cv.FINISHED_BAD))
+    not_counted = q.or_zero(finished(cv.FINISHED_NOT_COUNTED))
+    return f"{failed}\n/\n({finished()} - {not_counted})"
 
 
 def error_ratio(model: Model, slo: SLO, window: str) -> str:

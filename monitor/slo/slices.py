@@ -15,7 +15,8 @@ Rules (see docs/store-and-slo.md):
   that got no answer is an availability event only;
 * probes, latency: only answered probes with the timing count; ``itl`` counts every per-token
   gap sample (or the mean when there are none), the others one event, good when ``<= threshold``;
-* server, availability: finished requests, bad when ``finished_reason`` is ``error`` or ``abort``;
+* server, availability: finished requests except aborted ones, bad when ``finished_reason`` is
+  ``error`` (``conventions.FINISHED_BAD`` / ``FINISHED_NOT_COUNTED``: the generated rules agree);
 * server, latency: ``Histogram.good_events(threshold)`` of the matching histogram; when the
   threshold is not a bucket edge the count is interpolated and the slice has ``exact=False``.
 
@@ -29,6 +30,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from monitor import conventions as cv
 from monitor.model import SLO, Model
 from monitor.probes.result import ProbeResult
 from monitor.scrape.signals import Signals
@@ -37,8 +39,6 @@ log = logging.getLogger(__name__)
 
 SOURCE_PROBES = "probes"
 SOURCE_SERVER = "server"
-#: ``finished_reason`` values that count as failed requests for server-side availability.
-SERVER_BAD_REASONS = frozenset({"error", "abort"})
 #: SLI -> canonical histogram name in :class:`monitor.scrape.signals.EngineSignals`.
 SERVER_HISTOGRAMS = {"ttft": "ttft", "itl": "itl", "tpot": "tpot", "e2e": "e2e", "queue_time": "queue"}
 
@@ -122,8 +122,9 @@ def _server_counts(slo: SLO, signals: Signals) -> tuple[float, float, bool] | No
     if slo.sli == "availability":
         if not total.finished:
             return None
-        bad = sum(v for k, v in total.finished.items() if k in SERVER_BAD_REASONS)
-        return total.requests - bad, total.requests, True
+        bad = sum(v for k, v in total.finished.items() if k in cv.FINISHED_BAD)
+        valid = total.requests - sum(v for k, v in total.finished.items() if k in cv.FINISHED_NOT_COUNTED)
+        return valid - bad, valid, True
     name = SERVER_HISTOGRAMS.get(slo.sli)
     hist = total.histograms.get(name) if name else None
     if hist is None or slo.threshold is None:
