@@ -4,6 +4,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY monitor ./monitor
+COPY migrations ./migrations
 RUN pip install --no-cache-dir . && useradd --system --home /var/lib/m3mon m3mon \
     && mkdir -p /var/lib/m3mon && chown m3mon /var/lib/m3mon
 USER m3mon

@@ -173,7 +173,7 @@ def _core() -> dict[str, Any]:
             "image": MONITOR_IMAGE,
             "build": ".",
             "network_mode": "host",
-            "command": ["m3mon", "run", "-c", "/etc/m3mon/monitor.yaml"],
+            "command": ["m3mon", "run", "-c", "/etc/m3mon/monitor.yaml", "--upgrade"],  # migrate, then run
             "environment": {"M3_API_KEY": "${M3_API_KEY:-}"},
             "volumes": ["./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro", "monitor-data:/var/lib/m3mon"],
             "working_dir": "/var/lib/m3mon",

@@ -1,13 +1,17 @@
 """Running the Alembic migrations programmatically (``m3mon db upgrade`` / ``m3mon db current``).
 
-The Alembic environment lives in the repository's top-level ``migrations/`` folder and is found
-relative to this package (``<checkout>/migrations``), so the commands work from any directory for
-a source or editable install. ``M3MON_MIGRATIONS`` overrides the location.
+The Alembic environment lives in the repository's top-level ``migrations/`` folder. It is found
+relative to this package for a source or editable install (``<checkout>/migrations``), and under
+``<prefix>/share/m3-monitor/migrations`` for a wheel install (the wheel ships it as data files;
+this is how the Docker image has it). ``M3MON_MIGRATIONS`` overrides both.
 """
 
 from __future__ import annotations
 
 import os
+import site
+import sys
+import sysconfig
 from pathlib import Path
 
 from alembic import command
@@ -18,14 +22,26 @@ from alembic.script import ScriptDirectory
 from monitor.errors import StoreError
 from monitor.store.engine import make_engine, normalize_url
 
+#: Where a wheel install puts the Alembic environment, below an installation prefix.
+INSTALLED = Path("share", "m3-monitor", "migrations")
+
+
+def _candidates() -> list[Path]:
+    override = os.environ.get("M3MON_MIGRATIONS")
+    if override:
+        return [Path(override)]
+    prefixes = [sys.prefix, sysconfig.get_path("data"), site.USER_BASE or ""]
+    return [Path(__file__).resolve().parents[2] / "migrations", *(Path(p) / INSTALLED for p in prefixes if p)]
+
 
 def migrations_dir() -> Path:
     """The Alembic environment folder (``env.py`` and ``versions/``)."""
-    override = os.environ.get("M3MON_MIGRATIONS")
-    path = Path(override) if override else Path(__file__).resolve().parents[2] / "migrations"
-    if not (path / "env.py").is_file():
-        raise StoreError(f"Alembic migrations not found at {path} (set M3MON_MIGRATIONS to the folder)")
-    return path
+    tried = _candidates()
+    for path in tried:
+        if (path / "env.py").is_file():
+            return path
+    where = ", ".join(str(p) for p in dict.fromkeys(tried))
+    raise StoreError(f"Alembic migrations not found (looked in {where}); set M3MON_MIGRATIONS to the folder")
 
 
 def alembic_config(url: str) -> Config:

@@ -121,3 +121,13 @@ def test_promtool_unit_tests_follow_each_objective(tmp_path: Path, objective: fl
         promtool, "test", "rules", *sorted(str(p) for p in (out / "alerts" / "tests").glob("*.test.yml"))
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_compose_monitor_migrates_its_store_before_running(generated: Path) -> None:
+    """A fresh PostgreSQL has no tables: the monitor applies the migrations its image carries."""
+    monitor = yaml.safe_load((generated / "compose.yaml").read_text())["services"]["monitor"]
+    assert monitor["command"][:2] == ["m3mon", "run"] and "--upgrade" in monitor["command"]
+    assert monitor["build"] == "."
+    dockerfile = (REPO / "Dockerfile").read_text().splitlines()
+    copied = {line.split()[1] for line in dockerfile if line.startswith("COPY ")}
+    assert {"monitor", "migrations", "pyproject.toml"} <= copied
