@@ -136,6 +136,10 @@ class Report:
     webhook_url: str | None
 
 
+#: When set, replaces ``storage.url``: keeps a database password out of the file (compose sets it).
+STORAGE_URL_ENV = "M3MON_STORAGE_URL"
+
+
 @dataclass(frozen=True)
 class Storage:
     url: str
@@ -241,11 +245,12 @@ def build_model(spec: ConfigSpec, source: str = "<config>") -> Model:
         webhook_url=r.webhook_url,
     )
     s = spec.storage
+    storage = Storage(os.environ.get(STORAGE_URL_ENV) or s.url, s.retention, s.buffer_dir, s.buffer_max_items)
     return Model(
         source=source,
         endpoints=endpoints,
         classes=tuple(_class(spec, i) for i in range(len(spec.request_classes))),
-        storage=Storage(s.url, s.retention, s.buffer_dir, s.buffer_max_items),
+        storage=storage,
         exporter_listen=spec.exporter.listen,
         alerting=alerting,
         report=report,

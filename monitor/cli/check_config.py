@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from monitor.model import Model, load_model
+from monitor.store.engine import display_url
 
 
 def register(sub: Any) -> None:
@@ -39,9 +40,8 @@ def summary(model: Model) -> str:
                 f"      - {s.name:<14} {s.sli}{thr} objective {s.objective * 100:g}% over "
                 f"{s.period_window} from {s.source}"
             )
-    lines.append(
-        f"  SLOs: {len(model.slos)}; storage: {model.storage.url}; exporter: {model.exporter_listen}"
-    )
+    storage = display_url(model.storage.url)
+    lines.append(f"  SLOs: {len(model.slos)}; storage: {storage}; exporter: {model.exporter_listen}")
     return "\n".join(lines)
 
 

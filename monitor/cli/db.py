@@ -9,6 +9,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from monitor.errors import StoreError
 from monitor.model import load_model
+from monitor.store.engine import display_url
 
 
 def register(sub: Any) -> None:
@@ -31,11 +32,12 @@ def run_upgrade(args: argparse.Namespace) -> int:
     from monitor.store.migrate import current, upgrade
 
     url = load_model(args.config).storage.url
+    shown = display_url(url)
     try:
         upgrade(url, args.revision)
-        print(f"{url}: at revision {current(url)}")
+        print(f"{shown}: at revision {current(url)}")
     except SQLAlchemyError as exc:
-        raise StoreError(f"{url}: migration failed: {str(exc).splitlines()[0]}") from None
+        raise StoreError(f"{shown}: migration failed: {str(exc).splitlines()[0]}") from None
     return 0
 
 
@@ -43,13 +45,14 @@ def run_current(args: argparse.Namespace) -> int:
     from monitor.store.migrate import current, head
 
     url = load_model(args.config).storage.url
+    shown = display_url(url)
     try:
         rev = current(url)
     except SQLAlchemyError as exc:
-        raise StoreError(f"{url}: cannot read revision: {str(exc).splitlines()[0]}") from None
+        raise StoreError(f"{shown}: cannot read revision: {str(exc).splitlines()[0]}") from None
     latest = head()
     if rev is None:
-        print(f"{url}: not migrated (run `m3mon db upgrade -c {args.config}`); newest is {latest}")
+        print(f"{shown}: not migrated (run `m3mon db upgrade -c {args.config}`); newest is {latest}")
         return 1
-    print(f"{url}: {rev}{' (head)' if rev == latest else f' (newest is {latest})'}")
+    print(f"{shown}: {rev}{' (head)' if rev == latest else f' (newest is {latest})'}")
     return 0 if rev == latest else 1

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from monitor import conventions as cv
 from monitor.generate.provisioning import DASHBOARD_DIR
-from monitor.model import Endpoint, Model
+from monitor.model import STORAGE_URL_ENV, Endpoint, Model
 
 VLLM_TAG = "vllm/vllm-openai:minimax-m3"
 #: Prometheus 2.x keeps vLLM's ``le="5.0"`` strings verbatim (3.x normalises them to ``"5"``).
@@ -174,7 +174,10 @@ def _core() -> dict[str, Any]:
             "build": ".",
             "network_mode": "host",
             "command": ["m3mon", "run", "-c", "/etc/m3mon/monitor.yaml", "--upgrade"],  # migrate, then run
-            "environment": {"M3_API_KEY": "${M3_API_KEY:-}"},
+            "environment": {
+                "M3_API_KEY": "${M3_API_KEY:-}",
+                STORAGE_URL_ENV: "postgresql+psycopg://m3mon:${POSTGRES_PASSWORD:-m3mon}@127.0.0.1:5432/m3mon",
+            },
             "volumes": ["./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro", "monitor-data:/var/lib/m3mon"],
             "working_dir": "/var/lib/m3mon",
             "depends_on": {"postgres": {"condition": "service_healthy"}},

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import NullPool
 
 
@@ -22,6 +23,14 @@ def normalize_url(url: str) -> str:
     if u.drivername in ("postgresql", "postgres"):
         u = u.set(drivername="postgresql+psycopg")
     return u.render_as_string(hide_password=False)
+
+
+def display_url(url: str) -> str:
+    """``url`` fit for output and logs: the password, if any, shown as ``***``."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable database URL>"
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

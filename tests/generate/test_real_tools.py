@@ -131,3 +131,13 @@ def test_the_compose_monitor_migrates_its_store_before_running(generated: Path) 
     dockerfile = (REPO / "Dockerfile").read_text().splitlines()
     copied = {line.split()[1] for line in dockerfile if line.startswith("COPY ")}
     assert {"monitor", "migrations", "pyproject.toml"} <= copied
+
+
+def test_the_compose_monitor_stores_in_the_compose_postgresql(generated: Path) -> None:
+    services = yaml.safe_load((generated / "compose.yaml").read_text())["services"]
+    url = services["monitor"]["environment"]["M3MON_STORAGE_URL"]
+    env = services["postgres"]["environment"]
+    assert url == (
+        f"postgresql+psycopg://{env['POSTGRES_USER']}:${{POSTGRES_PASSWORD:-m3mon}}@127.0.0.1:5432/{env['POSTGRES_DB']}"
+    )
+    assert services["monitor"]["depends_on"]["postgres"]["condition"] == "service_healthy"
