@@ -18,7 +18,7 @@ from monitor.generate import promql as q
 from monitor.generate.operational_rules import operational_groups
 from monitor.generate.rules import Alert
 from monitor.generate.sli import server_threshold_le
-from monitor.generate.slo_rules import BURN_PAGE, BURN_TICKET, slo_groups
+from monitor.generate.slo_rules import slo_groups
 from monitor.model import SLO, Model
 
 
@@ -85,14 +85,10 @@ def _probe_case(model: Model, slo: SLO, name: str, ratio: float, page: bool, tic
         "alert_rule_test": [
             {
                 "eval_time": "70m",
-                "alertname": BURN_PAGE,
-                "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else [],
-            },
-            {
-                "eval_time": "70m",
-                "alertname": BURN_TICKET,
-                "exp_alerts": [_expected(_alert(model, BURN_TICKET, slo), model, ids)] if ticket else [],
-            },
+                "alertname": name,
+                "exp_alerts": [_expected(_alert(model, name, slo), model, ids)] if expected else [],
+            }
+            for name, expected in ((cv.ALERT_BURN_PAGE, page), (cv.ALERT_BURN_TICKET, ticket))
         ],
     }
 
@@ -114,8 +110,8 @@ def _server_case(model: Model, slo: SLO, name: str, ratio: float, page: bool) ->
         "alert_rule_test": [
             {
                 "eval_time": "70m",
-                "alertname": BURN_PAGE,
-                "exp_alerts": [_expected(_alert(model, BURN_PAGE, slo), model, ids)] if page else [],
+                "alertname": cv.ALERT_BURN_PAGE,
+                "exp_alerts": [_expected(_alert(model, cv.ALERT_BURN_PAGE, slo), model, ids)] if page else [],
             },
         ],
     }

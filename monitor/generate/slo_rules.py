@@ -14,11 +14,6 @@ from monitor.generate.rules import Alert, Group, record
 from monitor.generate.sli import error_ratio, presence_selector
 from monitor.model import SLO, Model
 
-BURN_PAGE = cv.ALERT_BURN_PAGE
-BURN_TICKET = cv.ALERT_BURN_TICKET
-BUDGET_EXHAUSTED = cv.ALERT_BUDGET_EXHAUSTED
-METRIC_ABSENT = cv.ALERT_METRIC_ABSENT
-
 
 def slo_labels(slo: SLO) -> dict[str, str]:
     return {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
@@ -74,7 +69,7 @@ def _burn_alert(slo: SLO, severity: str) -> Alert:
         f"{q.num(b.factor(slo.period))}x over {b.long_window} and {b.short_window}" for b in rows
     )
     return Alert(
-        name=BURN_PAGE if severity == "page" else BURN_TICKET,
+        name=cv.ALERT_BURN_PAGE if severity == "page" else cv.ALERT_BURN_TICKET,
         expr=burn_condition(slo, severity),
         severity=severity,
         summary=f"{slo.request_class} {slo.name}: error budget burning too fast ({severity})",
@@ -88,7 +83,7 @@ def _burn_alert(slo: SLO, severity: str) -> Alert:
 
 def _exhausted_alert(slo: SLO) -> Alert:
     return Alert(
-        name=BUDGET_EXHAUSTED,
+        name=cv.ALERT_BUDGET_EXHAUSTED,
         expr=f"{cv.SLO_BUDGET_REMAINING_RECORD}{_ids(slo)} <= 0",
         severity="ticket",
         for_="5m",
@@ -103,7 +98,7 @@ def _exhausted_alert(slo: SLO) -> Alert:
 
 def _absent_alert(model: Model, slo: SLO) -> Alert:
     return Alert(
-        name=METRIC_ABSENT,
+        name=cv.ALERT_METRIC_ABSENT,
         expr=f"absent({presence_selector(model, slo)})",
         severity="ticket",
         for_="10m",
