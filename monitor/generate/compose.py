@@ -25,6 +25,10 @@ GRAFANA_IMAGE = "grafana/grafana:11.3.0"
 POSTGRES_IMAGE = "postgres:15"
 JAEGER_IMAGE = "jaegertracing/all-in-one:1.62.0"
 MONITOR_IMAGE = "m3-monitor:local"
+#: The compose PostgreSQL: role and database name, password from the environment (default m3mon).
+PG_NAME = "m3mon"
+PG_PASSWORD = "${POSTGRES_PASSWORD:-m3mon}"
+PG_URL = f"postgresql+psycopg://{PG_NAME}:{PG_PASSWORD}@127.0.0.1:5432/{PG_NAME}"
 GPUS_PER_POOL = 8
 
 
@@ -155,12 +159,12 @@ def _core() -> dict[str, Any]:
             "network_mode": "host",
             "command": ["postgres", "-c", "listen_addresses=127.0.0.1"],
             "environment": {
-                "POSTGRES_USER": "m3mon",
-                "POSTGRES_DB": "m3mon",
-                "POSTGRES_PASSWORD": "${POSTGRES_PASSWORD:-m3mon}",
+                "POSTGRES_USER": PG_NAME,
+                "POSTGRES_DB": PG_NAME,
+                "POSTGRES_PASSWORD": PG_PASSWORD,
             },
             "volumes": ["postgres-data:/var/lib/postgresql/data"],
-            "healthcheck": {"test": ["CMD", "pg_isready", "-U", "m3mon"], "interval": "10s", "retries": 5},
+            "healthcheck": {"test": ["CMD", "pg_isready", "-U", PG_NAME], "interval": "10s", "retries": 5},
             "restart": "unless-stopped",
         },
         "jaeger": {
@@ -176,7 +180,7 @@ def _core() -> dict[str, Any]:
             "command": ["m3mon", "run", "-c", "/etc/m3mon/monitor.yaml", "--upgrade"],  # migrate, then run
             "environment": {
                 "M3_API_KEY": "${M3_API_KEY:-}",
-                STORAGE_URL_ENV: "postgresql+psycopg://m3mon:${POSTGRES_PASSWORD:-m3mon}@127.0.0.1:5432/m3mon",
+                STORAGE_URL_ENV: PG_URL,
             },
             "volumes": ["./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro", "monitor-data:/var/lib/m3mon"],
             "working_dir": "/var/lib/m3mon",

@@ -72,8 +72,7 @@ def _server_availability(model: Model, slo: SLO, window: str) -> str:
     pairs = q.pool_matchers(model, slo)
 
     def finished(reasons: tuple[str, ...] | None = None) -> str:
-        match = q.eq(reasons[0]) if reasons and len(reasons) == 1 else q.regex(reasons or ())
-        extra = [] if reasons is None else [(cv.L_FINISHED_REASON, match)]
+        extra = [] if reasons is None else [(cv.L_FINISHED_REASON, q.regex(reasons))]
         return f"sum(rate({cv.VLLM_REQUEST_SUCCESS}{q.matchers([*pairs, *extra])}[{window}]))"
 
     failed = q.or_zero(finished(cv.FINISHED_BAD))
