@@ -99,6 +99,8 @@ class SLOSpec(_Strict):
     period: Duration = 30 * 86400.0
     source: Literal["probes", "server"] = "probes"
     description: str = ""
+    #: Valid events a burn alert's long window must hold before it may fire (default: derived).
+    min_events: int | None = Field(default=None, ge=1)
 
     @field_validator("period")
     @classmethod

@@ -32,7 +32,13 @@ FAILURE_CATEGORIES: Final = (
     "parser_leak",
     "wrong_answer",
     "context_rejected",
+    "monitor_error",
 )
+#: The monitor itself failed (a prober raised, an internal error): not the service's fault. Such a
+#: probe is no event of any service SLI (docs/slo-events.md); it counts in the monitor's own metrics.
+MONITOR_FAILURES: Final = frozenset({"monitor_error"})
+#: The category of a probe whose prober raised (``crashed``); the one member of MONITOR_FAILURES.
+REASON_MONITOR_ERROR: Final = "monitor_error"
 #: Failures that mean "the service did not answer" (availability); the rest mean "answered badly".
 AVAILABILITY_FAILURES: Final = frozenset(
     {"connect_error", "timeout", "http_status", "stream_broken", "context_rejected"}
@@ -163,6 +169,16 @@ def sli_error_ratio_record(window: str) -> str:
     return f"m3mon:slo_error_ratio:rate{window}"
 
 
+def slo_valid_events_record(window: str) -> str:
+    """Recording rule holding an SLO's valid events over ``window`` (``increase``)."""
+    return f"m3mon:slo_events_valid:increase{window}"
+
+
+def slo_bad_events_record(window: str) -> str:
+    """Recording rule holding an SLO's bad events over ``window`` (``increase``)."""
+    return f"m3mon:slo_events_bad:increase{window}"
+
+
 SLO_META_OBJECTIVE_RECORD: Final = "m3mon:slo_objective:ratio"
 SLO_META_BUDGET_RECORD: Final = "m3mon:slo_error_budget:ratio"
 SLO_META_PERIOD_RECORD: Final = "m3mon:slo_period:seconds"
@@ -211,6 +227,7 @@ ALERT_BURN_PAGE: Final = "SLOErrorBudgetBurnPage"
 ALERT_BURN_TICKET: Final = "SLOErrorBudgetBurnTicket"
 ALERT_BUDGET_EXHAUSTED: Final = "SLOErrorBudgetExhausted"
 ALERT_METRIC_ABSENT: Final = "SLOMetricAbsent"
+ALERT_THRESHOLD_NOT_EDGE: Final = "SLOThresholdNotBucketEdge"
 ALERT_ENDPOINT_DOWN: Final = "VLLMEndpointDown"
 ALERT_MONITOR_DOWN: Final = "M3MonMonitorDown"
 ALERT_PROBES_FAILING: Final = "VLLMHealthyButProbesFailing"
@@ -222,7 +239,14 @@ ALERT_PREFIX_HIT_RATE_COLLAPSED: Final = "VLLMPrefixCacheHitRateCollapsed"
 ALERT_SPEC_ACCEPTANCE_DROPPED: Final = "VLLMSpecDecodeAcceptanceDropped"
 ALERT_BLOCK_SIZE_NOT_128: Final = "VLLMBlockSizeNot128"
 ALERT_TTFT_P99_REGRESSION: Final = "VLLMTTFTP99Regression"
-SLO_ALERT_NAMES: Final = (ALERT_BURN_PAGE, ALERT_BURN_TICKET, ALERT_BUDGET_EXHAUSTED, ALERT_METRIC_ABSENT)
+ALERT_PROBER_ERRORS: Final = "M3MonProberErrors"
+SLO_ALERT_NAMES: Final = (
+    ALERT_BURN_PAGE,
+    ALERT_BURN_TICKET,
+    ALERT_BUDGET_EXHAUSTED,
+    ALERT_METRIC_ABSENT,
+    ALERT_THRESHOLD_NOT_EDGE,
+)
 OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_ENDPOINT_DOWN,
     ALERT_MONITOR_DOWN,
@@ -235,6 +259,7 @@ OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_SPEC_ACCEPTANCE_DROPPED,
     ALERT_BLOCK_SIZE_NOT_128,
     ALERT_TTFT_P99_REGRESSION,
+    ALERT_PROBER_ERRORS,
 )
 
 # --- OTLP trace receiver (m3mon run, POST /v1/traces) ----------------------------------------

@@ -63,6 +63,7 @@ class SLO:
     source: str  # "probes" or "server"
     threshold: float | None = None  # seconds, latency SLIs only
     description: str = ""
+    min_events: int | None = None  # override of the burn alerts' minimum-events guard
 
     @property
     def id(self) -> str:
@@ -192,6 +193,7 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
             source=s.source,
             threshold=s.threshold,
             description=s.description,
+            min_events=s.min_events,
         )
         for s in c.slos
     )

@@ -38,4 +38,4 @@ def test_metric_names_are_prometheus_legal_and_prefixed() -> None:
 
 def test_availability_failures_are_failure_categories() -> None:
     assert set(c.AVAILABILITY_FAILURES) < set(c.FAILURE_CATEGORIES)
-    assert len(set(c.FAILURE_CATEGORIES)) == len(c.FAILURE_CATEGORIES) == 13
+    assert len(set(c.FAILURE_CATEGORIES)) == len(c.FAILURE_CATEGORIES) == 14

@@ -1,7 +1,9 @@
 """``m3mon probe -c FILE --once``: run one round of synthetic probes and print the verdicts.
 
-Exit status: 0 when every probe succeeded, 1 when any failed, 2 on a configuration error
-(including an unknown ``--class`` or ``--kind``).
+Exit status: 0 when every probe succeeded, 1 when any failed through the service's fault, 2 on a
+configuration error (including an unknown ``--class`` or ``--kind``), 3 when the only failures are
+``monitor_error`` (a prober crashed: a bug in m3mon, the service's verdict is unknown). Any
+``monitor_error`` also prints a line on stderr saying so.
 """
 
 from __future__ import annotations
@@ -9,10 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
-from monitor.conventions import PROBE_KINDS
+from monitor.conventions import MONITOR_FAILURES, PROBE_KINDS
+
+#: Exit status when probes crashed inside the monitor and no probe failed through the service.
+EXIT_MONITOR_ERROR = 3
 
 
 def register(sub: Any) -> None:
@@ -21,7 +27,8 @@ def register(sub: Any) -> None:
         help="run synthetic streaming probes against the configured endpoints",
         description="Run one round of probes (every endpoint x request class x probe kind) and print a "
         "table of verdicts and client-side timings, or JSON lines. Exit status 0 when all succeed, "
-        "1 when any probe failed, 2 on a configuration error.",
+        "1 when any probe failed through the service, 2 on a configuration error, 3 when the only "
+        "failures are monitor_error (a prober crashed: a bug in m3mon, not the service).",
     )
     p.add_argument("-c", "--config", required=True, metavar="FILE", help="configuration file (m3mon/v1)")
     p.add_argument("--once", action="store_true", help="run a single round and exit (required for now)")
@@ -71,4 +78,18 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(d, sort_keys=True))
     else:
         print(table(results))
-    return 0 if all(r.ok for r in results) else 1
+    return exit_status(results)
+
+
+def exit_status(results: Sequence[Any]) -> int:
+    """0 all ok; 1 any service failure; 3 only monitor_error failures (announced on stderr)."""
+    crashed = [r for r in results if r.reason in MONITOR_FAILURES]
+    if crashed:
+        message = (
+            f"m3mon probe: {len(crashed)} probe(s) failed with monitor_error: a prober crashed, which is "
+            "a bug in m3mon, not a service failure (the traceback is in the log)"
+        )
+        print(message, file=sys.stderr)
+    if any(not r.ok and r.reason not in MONITOR_FAILURES for r in results):
+        return 1
+    return EXIT_MONITOR_ERROR if crashed else 0

@@ -1,7 +1,9 @@
 """Operational alerts on the serving fleet: down, saturated, misconfigured or regressing.
 
-Each alert is per ``endpoint`` (the target label the generated prometheus.yml adds). Thresholds
-are module constants so the runbooks and unit tests quote the same numbers.
+Each alert is per ``endpoint`` (the target label the generated prometheus.yml adds). Thresholds,
+windows and ``for`` delays are module constants so the runbooks and unit tests quote the same
+numbers; how fast each alert must fire is promised in :mod:`monitor.generate.detection` and
+checked by replaying those scenarios in promtool (tests/generate/test_detection_operational.py).
 """
 
 from __future__ import annotations
@@ -13,10 +15,23 @@ from monitor.model import Model
 
 KV_CACHE_HIGH = 0.9
 WAITING_HIGH = 10
-PROBE_FAILURE_RATIO = 0.5
+# VLLMHealthyButProbesFailing: more than PROBE_FAILURE_RATIO of the endpoint's probes failed (the
+# monitor's own monitor_error runs are no service events) and at least PROBE_FAILURES_MIN of them,
+# so one failed probe never pages, over PROBE_WINDOW; an endpoint probed fewer than
+# PROBE_SPARSE_BELOW times in PROBE_WINDOW is judged over PROBE_SPARSE_WINDOW instead.
+PROBE_FAILURE_RATIO = 0.25
+PROBE_FAILURES_MIN = 3
+PROBE_WINDOW = "5m"
+PROBE_SPARSE_WINDOW = "30m"
+PROBE_SPARSE_BELOW = 10
+PROBE_FAILING_FOR = "1m"
+PROBER_ERRORS_WINDOW = "15m"  # M3MonProberErrors: any monitor_error over this window
 PREFIX_HIT_COLLAPSE = 0.5  # hit rate below half of the same hour yesterday
 SPEC_ACCEPT_DROP = 0.8  # acceptance below 80 % of the same hour yesterday
-TTFT_REGRESSION = 1.5  # p99 TTFT 50 % above the same hour last week
+TTFT_REGRESSION = 1.5  # p99 TTFT 50 % above the same window last week
+TTFT_WINDOW = "10m"  # p99 window; TTFT_FOR exceeds it, so a burst of slow requests shorter than
+TTFT_FOR = "15m"  # TTFT_FOR - TTFT_WINDOW (5 min) never tickets
+EFFICIENCY_FOR = "15m"  # prefix-cache and spec-decode drops, on 1h windows
 
 
 def _vllm(model: Model) -> str:
@@ -35,13 +50,42 @@ def _ratio(num: str, den: str, sel: str, window: str, offset: str = "") -> str:
     )
 
 
+def _probe_counts(model: Model, window: str, *, failed: bool) -> str:
+    """Probe runs (or failed runs) per endpoint over ``window``; ``monitor_error`` runs never count."""
+    pairs = [(cv.L_JOB, q.eq(model.alerting.job_monitor))]
+    if failed:
+        pairs.append((cv.L_RESULT, q.eq(cv.RESULT_FAILURE)))
+    pairs.append((cv.L_REASON, "!~" + q.regex(sorted(cv.MONITOR_FAILURES))[2:]))
+    return f"sum by (endpoint) (increase({cv.PROBE_TOTAL}{q.matchers(pairs)}[{window}]))"
+
+
+def _indent(text: str, by: str = "  ") -> str:
+    return "\n".join(by + line for line in text.splitlines())
+
+
+def _probes_failing(model: Model, window: str, sparse: bool) -> str:
+    """Failed ratio over ``window`` above the threshold, with enough failures (sparse: and few runs)."""
+    failed, ran = _probe_counts(model, window, failed=True), _probe_counts(model, window, failed=False)
+    terms = [f"{failed}\n/\n{ran}\n> {q.num(PROBE_FAILURE_RATIO)}", f"{failed} >= {PROBE_FAILURES_MIN}"]
+    if sparse:
+        terms.append(f"{_probe_counts(model, PROBE_WINDOW, failed=False)} < {PROBE_SPARSE_BELOW}")
+    return "(\n" + _indent("\nand on (endpoint)\n".join(terms)) + "\n)"
+
+
+def probes_failing_expr(model: Model) -> str:
+    """The failed-probe ratio (the alert's value) of endpoints whose ``/health`` is up.
+
+    Judged over PROBE_WINDOW, or over PROBE_SPARSE_WINDOW for an endpoint probed fewer than
+    PROBE_SPARSE_BELOW times in PROBE_WINDOW (one 5-minute round of two probes is no basis).
+    """
+    fast = _probes_failing(model, PROBE_WINDOW, sparse=False)
+    slow = _probes_failing(model, PROBE_SPARSE_WINDOW, sparse=True)
+    either = _indent(f"{fast}\nor\n{slow}")
+    return f"(\n{either}\n)\nand on (endpoint)\nmax by (endpoint) ({cv.HEALTH_UP}{_mon(model)}) == 1"
+
+
 def _availability(model: Model) -> list[Alert]:
     v, m = _vllm(model), _mon(model)
-    failing = (
-        f"sum by (endpoint) (rate({cv.PROBE_TOTAL}{q.monitor_selector(model.alerting, result='failure')}"
-        "[10m]))\n"
-        f"  / sum by (endpoint) (rate({cv.PROBE_TOTAL}{m}[10m]))"
-    )
     return [
         Alert(
             cv.ALERT_ENDPOINT_DOWN,
@@ -61,13 +105,14 @@ def _availability(model: Model) -> list[Alert]:
         ),
         Alert(
             cv.ALERT_PROBES_FAILING,
-            f"max by (endpoint) ({cv.HEALTH_UP}{m}) == 1\nand on (endpoint)\n(\n  {failing}\n)"
-            f" > {q.num(PROBE_FAILURE_RATIO)}",
+            probes_failing_expr(model),
             "page",
             "{{ $labels.endpoint }} answers /health but synthetic probes fail",
-            "/health returns 200 while {{ $value | humanizePercentage }} of probes failed over 10m: the "
-            "server is up but not serving correct answers.",
-            for_="10m",
+            "/health returns 200 while {{ $value | humanizePercentage }} of the probes failed over the "
+            f"last {PROBE_WINDOW} ({PROBE_SPARSE_WINDOW} for an endpoint probed less than "
+            f"{PROBE_SPARSE_BELOW} times in {PROBE_WINDOW}): the server is up but not serving correct "
+            "answers.",
+            for_=PROBE_FAILING_FOR,
         ),
         Alert(
             cv.ALERT_SCRAPE_FAILING,
@@ -77,7 +122,23 @@ def _availability(model: Model) -> list[Alert]:
             "The monitor's own scrape of {{ $labels.endpoint }} /metrics has failed for 5 minutes.",
             for_="5m",
         ),
+        _prober_errors(model),
     ]
+
+
+def _prober_errors(model: Model) -> Alert:
+    crashed = q.monitor_selector(model.alerting, reason=cv.REASON_MONITOR_ERROR)
+    return Alert(
+        cv.ALERT_PROBER_ERRORS,
+        f"sum by (endpoint, class, kind) (increase({cv.PROBE_TOTAL}{crashed}[{PROBER_ERRORS_WINDOW}])) > 0",
+        "ticket",
+        "m3mon's {{ $labels.kind }} prober crashes on {{ $labels.endpoint }}",
+        '{{ printf "%.0f" $value }} {{ $labels.kind }} probe(s) of class {{ $labels.class }} on '
+        "{{ $labels.endpoint }} ended in monitor_error in the last "
+        f"{PROBER_ERRORS_WINDOW}: a bug in m3mon, not the service. Those runs burn no SLO, but the class "
+        "is probed less than configured.",
+        for_="1m",
+    )
 
 
 def _saturation(model: Model) -> list[Alert]:
@@ -121,7 +182,10 @@ def _efficiency(model: Model) -> list[Alert]:
     acc_then = _ratio(cv.VLLM_SPEC_ACCEPTED, cv.VLLM_SPEC_DRAFT_TOKENS, v, "1h", "1d")
 
     def p99(offset: str) -> str:
-        return f"histogram_quantile(0.99, sum by (endpoint, le) (rate({cv.VLLM_TTFT}_bucket{v}[1h]{offset})))"
+        return (
+            f"histogram_quantile(0.99, sum by (endpoint, le) (rate({cv.VLLM_TTFT}_bucket{v}[{TTFT_WINDOW}]"
+            f"{offset})))"
+        )
 
     return [
         Alert(
@@ -130,7 +194,7 @@ def _efficiency(model: Model) -> list[Alert]:
             "ticket",
             "Prefix-cache hit rate on {{ $labels.endpoint }} collapsed",
             "The prefix-cache hit rate over the last hour is below half of the same hour yesterday.",
-            for_="30m",
+            for_=EFFICIENCY_FOR,
         ),
         Alert(
             cv.ALERT_SPEC_ACCEPTANCE_DROPPED,
@@ -138,7 +202,7 @@ def _efficiency(model: Model) -> list[Alert]:
             "ticket",
             "Speculative-decoding acceptance on {{ $labels.endpoint }} dropped",
             "Draft-token acceptance over the last hour is below 80 % of the same hour yesterday.",
-            for_="30m",
+            for_=EFFICIENCY_FOR,
         ),
         Alert(
             cv.ALERT_BLOCK_SIZE_NOT_128,
@@ -154,9 +218,9 @@ def _efficiency(model: Model) -> list[Alert]:
             f"{p99('')}\n> {q.num(TTFT_REGRESSION)} * {p99(' offset 1w')}",
             "ticket",
             "p99 TTFT on {{ $labels.endpoint }} regressed against last week",
-            "p99 time to first token over the last hour is {{ $value | humanizeDuration }}, more than 1.5x "
-            "the same hour a week ago.",
-            for_="30m",
+            f"p99 time to first token over the last {TTFT_WINDOW} is {{{{ $value | humanizeDuration }}}}, "
+            f"more than {q.num(TTFT_REGRESSION)}x the same {TTFT_WINDOW} a week ago, for {TTFT_FOR}.",
+            for_=TTFT_FOR,
         ),
     ]
 

@@ -24,7 +24,12 @@ from monitor.generate.runbooks import render_runbooks
 from monitor.generate.slo_rules import slo_groups
 from monitor.model import Model
 
-RULE_FILES = ("alerts/slo.rules.yml", "alerts/operational.rules.yml")
+OPERATIONAL_RULES = "alerts/operational.rules.yml"
+
+
+def slo_rule_file(request_class: str) -> str:
+    """One SLO rule file per request class: its promtool tests then evaluate only its rules."""
+    return f"alerts/slo-{request_class}.rules.yml"
 
 
 def _alert_names(model: Model) -> list[str]:
@@ -37,10 +42,8 @@ def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str
     banner = cv.DO_NOT_EDIT.format(source=source)
     a = model.alerting
     files = {
-        RULE_FILES[0]: rule_file(slo_groups(model), a, banner),
-        RULE_FILES[1]: rule_file(operational_groups(model), a, banner),
+        OPERATIONAL_RULES: rule_file(operational_groups(model), a, banner),
         "alerts/alertmanager.yml": dump_yaml(alertmanager_config(model), banner),
-        "alerts/tests/slo.test.yml": dump_yaml(slo_tests(model), banner),
         "alerts/tests/operational.test.yml": dump_yaml(operational_tests(model), banner),
         "deploy/prometheus.yml": dump_yaml(
             prometheus_config(model, ["/etc/prometheus/rules/*.rules.yml"]), banner
@@ -50,6 +53,12 @@ def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str
         "dashboards/provisioning/dashboards/m3mon.yml": dump_yaml(dashboard_provisioning(), banner),
         "compose.yaml": dump_yaml(compose_file(model), banner),
     }
+    for rc in model.classes:
+        rules = slo_rule_file(rc.name)
+        files[rules] = rule_file(slo_groups(model, rc.name), a, banner)
+        tests = slo_tests(model, rc.name, f"../{Path(rules).name}")
+        if tests["tests"]:
+            files[f"alerts/tests/slo-{rc.name}.test.yml"] = dump_yaml(tests, banner)
     for name, text in render_runbooks(_alert_names(model), banner).items():
         files[f"alerts/runbooks/{name}.md"] = text
     for uid, dashboard in all_dashboards(model).items():

@@ -70,6 +70,11 @@ def regex(values: Iterable[str]) -> str:
     return '=~"' + "|".join(escaped) + '"'
 
 
+def not_regex(values: Iterable[str]) -> str:
+    """A negative regex matcher body excluding each of ``values`` exactly: ``!~"a|b"``."""
+    return "!" + regex(values)[1:]
+
+
 def monitor_selector(alerting: Alerting, **labels: str) -> str:
     """Selector for the monitor's own metrics, restricted to its job."""
     return matchers([(cv.L_JOB, eq(alerting.job_monitor)), *((k, eq(v)) for k, v in labels.items())])

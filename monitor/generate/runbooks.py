@@ -13,6 +13,7 @@ import jinja2
 
 from monitor import conventions as cv
 from monitor.errors import GenerateError
+from monitor.generate import operational_rules as op
 
 _ROLLBACK = "If a deployment changed recently (see the *Deployment changes* annotations), roll it back."
 _FAILOVER = "Fail over: move the affected request class to another pool while you investigate."
@@ -98,6 +99,25 @@ RUNBOOKS: dict[str, Runbook] = {
         ),
         slo_scoped=True,
     ),
+    cv.ALERT_THRESHOLD_NOT_EDGE: Runbook(
+        "ticket",
+        "A server-side latency SLO counts requests at or under its threshold from the bucket whose "
+        "`le` equals the threshold, but this endpoint's histogram has no such edge (vLLM "
+        "`--custom-histogram-buckets`, or another vLLM version). The endpoint gives the SLO no data "
+        "(it is never read as every request slow); the SLO is blind for it.",
+        (
+            "`m3mon check-config monitor.yaml --metrics <endpoint>=http://<pool>:8000/metrics` lists "
+            "the endpoint's edges next to the threshold.",
+            "Did the pool's vLLM version or flags change (see the *Deployment changes* annotations)?",
+        ),
+        '<histogram>_bucket{endpoint="<endpoint>"}',
+        "--custom-histogram-buckets",
+        (
+            "Move the SLO's threshold onto one of the served edges, or add the threshold to the "
+            "pool's `--custom-histogram-buckets`.",
+        ),
+        slo_scoped=True,
+    ),
     cv.ALERT_ENDPOINT_DOWN: Runbook(
         "page",
         "Prometheus cannot scrape the vLLM endpoint: the server or its host is down or unreachable.",
@@ -124,13 +144,17 @@ RUNBOOKS: dict[str, Runbook] = {
     ),
     cv.ALERT_PROBES_FAILING: Runbook(
         "page",
-        "`/health` returns 200, yet most synthetic probes fail: the server runs but gives wrong or no "
-        "answers.",
+        f"`/health` returns 200, yet more than {op.PROBE_FAILURE_RATIO:.0%} of the endpoint's synthetic "
+        f"probes (and at least {op.PROBE_FAILURES_MIN}) failed over the last {op.PROBE_WINDOW} "
+        f"({op.PROBE_SPARSE_WINDOW} for an endpoint probed less than {op.PROBE_SPARSE_BELOW} times in "
+        f"{op.PROBE_WINDOW}): the server runs but gives wrong or no answers. `monitor_error` runs (the "
+        "monitor's own bugs) do not count; they raise M3MonProberErrors.",
         (
             "Probes dashboard: which kinds and reasons fail (parser_leak, malformed_tool_call, timeout ...).",
             "Send one chat completion by hand with `curl` and read the raw answer.",
         ),
-        'sum by (endpoint, kind, reason) (rate(m3mon_probe_total{result="failure"}[10m]))',
+        "sum by (endpoint, kind, reason) (increase(m3mon_probe_total"
+        f'{{result="failure",reason!="monitor_error"}}[{op.PROBE_WINDOW}]))',
         "vllm:request_success_total",
         (
             "parser_leak / malformed_tool_call: the server needs `--tool-call-parser minimax_m3 "
@@ -211,17 +235,43 @@ RUNBOOKS: dict[str, Runbook] = {
     ),
     cv.ALERT_TTFT_P99_REGRESSION: Runbook(
         "ticket",
-        "p99 TTFT over the last hour is 1.5x what it was a week ago at the same time.",
+        f"p99 TTFT over the last {op.TTFT_WINDOW} has been more than {op.TTFT_REGRESSION:g}x the same "
+        f"{op.TTFT_WINDOW} a week ago, continuously for {op.TTFT_FOR}.",
         (
             "Latency breakdown dashboard: is it queue, prefill or network?",
             "KV cache dashboard: prefix-cache hit rate.",
         ),
-        "histogram_quantile(0.99, sum by (endpoint, le) (rate(vllm:time_to_first_token_seconds_bucket[1h])))",
+        "histogram_quantile(0.99, sum by (endpoint, le) (rate(vllm:time_to_first_token_seconds_bucket"
+        f"[{op.TTFT_WINDOW}])))",
         "vllm:time_to_first_token_seconds",
         (
             "Queue time up: " + _KV,
             "Prefill up: prompts got longer or the prefix cache stopped hitting.",
             _ROLLBACK,
+        ),
+    ),
+    cv.ALERT_PROBER_ERRORS: Runbook(
+        "ticket",
+        "A prober of m3mon raised an exception instead of returning a verdict: a bug in the monitor "
+        "(often an answer shape it does not expect, e.g. after a vLLM upgrade), not a service failure. "
+        "Such runs are `monitor_error`: they burn no SLO, so the class is probed less than configured "
+        "and its SLOs see fewer events until the prober is fixed.",
+        (
+            "The monitor's log: the ERROR line `<kind> prober crashed on <endpoint>/<class>` has the "
+            "traceback.",
+            "`m3mon probe -c monitor.yaml --once --class <class> --kind <kind> --json` reproduces it "
+            "(exit status 3, `crashed: true`).",
+            "Did the endpoint's vLLM version or its parsers change (see the *Deployment changes* "
+            "annotations)?",
+        ),
+        "sum by (endpoint, class, kind) "
+        f'(increase(m3mon_probe_total{{reason="monitor_error"}}[{op.PROBER_ERRORS_WINDOW}]))',
+        "vllm:request_success_total|vllm:num_requests_running",
+        (
+            "File a bug against m3-monitor with the traceback and the `--json` output of the probe.",
+            "If the service changed its answer format on purpose, update the prober; until then the "
+            "class's probe SLOs rest on the other kinds.",
+            "The service itself needs no action for this alert; its own alerts still apply.",
         ),
     ),
 }

@@ -1,104 +1,102 @@
-"""Error-ratio PromQL for each SLO, from the probe metrics or from vLLM's histograms.
+"""PromQL for each SLO's valid and bad events over a window, rendered from :mod:`monitor.events`.
 
-Every expression is a ratio of sums over a ``[window]`` and has no labels of its own; the
-recording rules attach ``class``, ``slo`` and ``sli``. Event counters that may not exist yet
-(no failure of a reason so far) are wrapped in ``or vector(0)`` so a clean service records 0,
-not nothing; a missing denominator still yields nothing, which the absent alert catches.
+The store counts the same events by applying the same definitions to each probe run and scrape
+interval (:mod:`monitor.slo.slices`); docs/slo-events.md states them in words. Every expression
+is a plain ``sum`` without labels of its own; the recording rules attach ``class``, ``slo`` and
+``sli``. Counts are ``increase()`` of counters, so a window's ratio is Σbad / Σvalid over it.
+
+* Counter events: valid = the increase of the series matching the valid matchers; bad = of those
+  also matching the bad matchers. Bad series that do not exist yet count 0 while valid ones exist.
+* Histogram events: per endpoint, valid = ``_count`` and bad = ``_count - _bucket{le=threshold}``,
+  joined ``on (endpoint)`` so an endpoint whose histogram has no bucket at the threshold adds
+  nothing to either (no data), never "every request slow". Layouts are never added up bucket by
+  bucket: each endpoint is reduced to counts first.
 """
 
 from __future__ import annotations
 
 from monitor import conventions as cv
-from monitor.errors import GenerateError
+from monitor import events
 from monitor.generate import promql as q
 from monitor.model import SLO, Model
 
-_AVAIL_REASONS = tuple(r for r in cv.FAILURE_CATEGORIES if r in cv.AVAILABILITY_FAILURES)
-_CORRECT_REASONS = tuple(r for r in cv.FAILURE_CATEGORIES if r not in cv.AVAILABILITY_FAILURES)
+
+def _matcher(m: events.Match) -> tuple[str, str]:
+    return m.label, (q.not_regex(m.values) if m.negate else q.regex(m.values))
 
 
-def _probe_sum(model: Model, slo: SLO, window: str, reasons: tuple[str, ...] | None = None) -> str:
-    pairs = [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_CLASS, q.eq(slo.request_class))]
-    if reasons is not None:
-        pairs += [(cv.L_RESULT, q.eq(cv.RESULT_FAILURE)), (cv.L_REASON, q.regex(reasons))]
-    return f"sum(rate({cv.PROBE_TOTAL}{q.matchers(pairs)}[{window}]))"
+def base_matchers(model: Model, slo: SLO) -> list[tuple[str, str]]:
+    """Which targets' series an SLO reads: the monitor's for probes, its class's pools for server."""
+    if slo.source == "probes":
+        return [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_CLASS, q.eq(slo.request_class))]
+    return q.pool_matchers(model, slo)
 
 
-def _probe_availability(model: Model, slo: SLO, window: str) -> str:
-    failed = q.or_zero(_probe_sum(model, slo, window, _AVAIL_REASONS))
-    return f"{failed}\n/\n{_probe_sum(model, slo, window)}"
+def _increase(selector: str, window: str) -> str:
+    return f"sum(increase({selector}[{window}]))"
 
 
-def _probe_correctness(model: Model, slo: SLO, window: str) -> str:
-    wrong = q.or_zero(_probe_sum(model, slo, window, _CORRECT_REASONS))
-    unanswered = q.or_zero(_probe_sum(model, slo, window, _AVAIL_REASONS))
-    return f"{wrong}\n/\n({_probe_sum(model, slo, window)} - {unanswered})"
+def _counter_events(base: list[tuple[str, str]], rule: events.CounterEvents, window: str) -> tuple[str, str]:
+    valid_sel = rule.metric + q.matchers([*base, *map(_matcher, rule.valid)])
+    bad_sel = rule.metric + q.matchers([*base, *map(_matcher, (*rule.valid, *rule.bad))])
+    valid = _increase(valid_sel, window)
+    return f"(\n  {_increase(bad_sel, window)}\n  or\n  0 * {valid}\n)", valid
 
 
-def _latency_ratio(metric: str, pairs: list[tuple[str, str]], le: str, window: str) -> str:
-    bucket = q.matchers([*pairs, ("le", q.eq(le))])
-    total = q.matchers(pairs)
-    good = q.or_zero(f"sum(rate({metric}_bucket{bucket}[{window}]))")
-    return f"1 - (\n  {good}\n  /\n  sum(rate({metric}_count{total}[{window}]))\n)"
+def _histogram_events(
+    base: list[tuple[str, str]], rule: events.HistogramEvents, window: str
+) -> tuple[str, str]:
+    le = q.le_python_client(rule.threshold)
+    by = f"sum by ({cv.L_ENDPOINT})"
+    count = f"{by} (increase({rule.metric}_count{q.matchers(base)}[{window}]))"
+    good = f"{by} (increase({rule.metric}_bucket{q.matchers([*base, ('le', q.eq(le))])}[{window}]))"
+    bad = f"sum(\n  {count}\n  - on ({cv.L_ENDPOINT})\n  {good}\n)"
+    valid = f"sum(\n  {count}\n  and on ({cv.L_ENDPOINT})\n  {good}\n)"
+    return bad, valid
 
 
-def _probe_latency(model: Model, slo: SLO, window: str) -> str:
-    assert slo.threshold is not None
-    pairs = [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_CLASS, q.eq(slo.request_class))]
-    le = q.le_python_client(slo.threshold)
-    return _latency_ratio(q.PROBE_LATENCY[slo.sli], pairs, le, window)
-
-
-def server_threshold_le(slo: SLO) -> str:
-    """The vLLM ``le`` string for ``slo``'s threshold; it must be one of vLLM's bucket edges."""
-    assert slo.threshold is not None
-    metric, edges = q.VLLM_LATENCY[slo.sli]
-    if not any(abs(e - slo.threshold) < 1e-9 for e in edges):
-        lower = max((e for e in edges if e < slo.threshold), default=None)
-        upper = min((e for e in edges if e > slo.threshold), default=None)
-        raise GenerateError(
-            f"SLO {slo.id}: threshold {slo.threshold:g}s is not a bucket edge of {metric} "
-            f"(nearest edges: {lower}, {upper}); a server-side latency SLO needs an exact edge"
-        )
-    return q.le_python_client(slo.threshold)
-
-
-def _server_latency(model: Model, slo: SLO, window: str) -> str:
-    metric, _ = q.VLLM_LATENCY[slo.sli]
-    return _latency_ratio(metric, q.pool_matchers(model, slo), server_threshold_le(slo), window)
-
-
-def _server_availability(model: Model, slo: SLO, window: str) -> str:
-    pairs = q.pool_matchers(model, slo)
-
-    def finished(reasons: tuple[str, ...] | None = None) -> str:
-        extra = [] if reasons is None else [(cv.L_FINISHED_REASON, q.regex(reasons))]
-        return f"sum(rate({cv.VLLM_REQUEST_SUCCESS}{q.matchers([*pairs, *extra])}[{window}]))"
-
-    failed = q.or_zero(finished(cv.FINISHED_BAD))
-    not_counted = q.or_zero(finished(cv.FINISHED_NOT_COUNTED))
-    return f"{failed}\n/\n({finished()} - {not_counted})"
+def event_counts(model: Model, slo: SLO, window: str) -> tuple[str, str]:
+    """(bad, valid) PromQL for ``slo``'s events over ``window``."""
+    rule = events.definition(slo)
+    base = base_matchers(model, slo)
+    if isinstance(rule, events.CounterEvents):
+        return _counter_events(base, rule, window)
+    return _histogram_events(base, rule, window)
 
 
 def error_ratio(model: Model, slo: SLO, window: str) -> str:
-    """PromQL for the fraction of ``slo``'s events over ``window`` that were bad."""
-    if slo.source == "probes":
-        if slo.sli == "availability":
-            return _probe_availability(model, slo, window)
-        if slo.sli == "correctness":
-            return _probe_correctness(model, slo, window)
-        return _probe_latency(model, slo, window)
-    if slo.sli == "availability":
-        return _server_availability(model, slo, window)
-    if slo.sli in q.VLLM_LATENCY:
-        return _server_latency(model, slo, window)
-    raise GenerateError(f"SLO {slo.id}: sli {slo.sli} cannot be measured from the server")
+    """Σbad / Σvalid over ``window`` as one expression; nothing (not NaN) when there are no events."""
+    bad, valid = event_counts(model, slo, window)
+    return f"(\n{bad}\n)\n/\n(\n{valid}\n> 0)"
 
 
-def presence_selector(model: Model, slo: SLO) -> str:
-    """A selector whose absence means the SLI has no data at all (for the absent alert)."""
+def activity_window(model: Model, slo: SLO) -> str:
+    """How long a probe-sourced SLO may go without events before its metric counts as absent."""
+    plan = model.request_class(slo.request_class).probe
+    seconds = max(600.0, 2 * plan.interval + plan.timeout)
+    return f"{round(seconds)}s"
+
+
+def absent_condition(model: Model, slo: SLO) -> str:
+    """True (a sample) when ``slo`` has no source data at all, for ``SLOMetricAbsent``."""
+    rule = events.definition(slo)
+    base = base_matchers(model, slo)
     if slo.source == "probes":
-        metric = cv.PROBE_TOTAL if not slo.is_latency else q.PROBE_LATENCY[slo.sli] + "_count"
-        return metric + q.monitor_selector(model.alerting, **{cv.L_CLASS: slo.request_class})
-    metric = cv.VLLM_REQUEST_SUCCESS if not slo.is_latency else q.VLLM_LATENCY[slo.sli][0] + "_count"
-    return metric + q.matchers(q.pool_matchers(model, slo))
+        completed = cv.PROBE_TOTAL + q.matchers([*base, *map(_matcher, events.PROBE_AVAILABILITY.valid)])
+        window = activity_window(model, slo)
+        return f"absent({completed})\nor\n{_increase(completed, window)} == 0"
+    metric = rule.metric + ("_count" if isinstance(rule, events.HistogramEvents) else "")
+    return f"absent({metric}{q.matchers(base)})"
+
+
+def threshold_not_edge(model: Model, slo: SLO) -> str | None:
+    """Per endpoint: serves the SLI's histogram but has no bucket at the threshold (None: n/a)."""
+    rule = events.definition(slo)
+    if not isinstance(rule, events.HistogramEvents) or not rule.per_pool:
+        return None
+    base = base_matchers(model, slo)
+    le = q.le_python_client(rule.threshold)
+    by = f"count by ({cv.L_ENDPOINT})"
+    served = f"{by} ({rule.metric}_count{q.matchers(base)})"
+    edge = f"{by} ({rule.metric}_bucket{q.matchers([*base, ('le', q.eq(le))])})"
+    return f"{served}\nunless on ({cv.L_ENDPOINT})\n{edge}"

@@ -1,9 +1,12 @@
-"""Per-SLO recording rules and multi-window multi-burn-rate alerts (SRE Workbook ch. 5, Sloth style).
+"""Per-SLO recording rules and multi-window multi-burn-rate alerts (docs/slo-events.md).
 
-For each SLO: the error ratio over every rolling window plus the SLO period (the period is the
-mean of the 5m ratio, as Sloth's optimised rule), objective/budget/period metadata, the budget
-remaining, a page and a ticket burn-rate alert built from :data:`monitor.conventions.BURN_ALERTS`,
-a budget-exhausted alert and an alert when the SLI's source metric is absent.
+For each SLO and each window (the rolling ones and the SLO period): the valid and bad event
+counts (``increase``, from :func:`monitor.generate.sli.event_counts`) and the error ratio
+Σbad / Σvalid — recorded only while the window holds events, so no NaN ever reaches a record, an
+alert or a dashboard. Then objective/budget/period metadata, the budget remaining over the
+period, the page and ticket burn alerts of :data:`monitor.conventions.BURN_ALERTS` with their
+minimum-events guard (:func:`monitor.slo.guard.min_events`), budget-exhausted, metric-absent and,
+for server latency SLOs, threshold-not-a-bucket-edge.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from __future__ import annotations
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate.rules import Alert, Group, record
-from monitor.generate.sli import error_ratio, presence_selector
+from monitor.generate.sli import absent_condition, activity_window, event_counts, threshold_not_edge
 from monitor.model import SLO, Model
+from monitor.slo.guard import min_events
 
 
 def slo_labels(slo: SLO) -> dict[str, str]:
@@ -28,20 +32,20 @@ def windows(slo: SLO) -> list[str]:
     return [w for w, _ in cv.ROLLING_WINDOWS] + [slo.period_window]
 
 
+def _window_records(model: Model, slo: SLO, window: str, labels: dict[str, str]) -> list[dict[str, str]]:
+    bad, valid = event_counts(model, slo, window)
+    bad_rec, valid_rec = cv.slo_bad_events_record(window), cv.slo_valid_events_record(window)
+    ratio = f"{bad_rec}{_ids(slo)}\n/\n({valid_rec}{_ids(slo)} > 0)"
+    return [
+        record(valid_rec, valid, labels),
+        record(bad_rec, bad, labels),
+        record(cv.sli_error_ratio_record(window), ratio, labels),
+    ]
+
+
 def recording_rules(model: Model, slo: SLO) -> Group:
     labels = slo_labels(slo)
-    records = [
-        record(cv.sli_error_ratio_record(w), error_ratio(model, slo, w), labels)
-        for w, _ in cv.ROLLING_WINDOWS
-    ]
-    short = cv.sli_error_ratio_record(cv.ROLLING_WINDOWS[0][0])
-    records.append(
-        record(
-            cv.sli_error_ratio_record(slo.period_window),
-            f"avg_over_time({short}{_ids(slo)}[{slo.period_window}])",
-            labels,
-        )
-    )
+    records = [r for w in windows(slo) for r in _window_records(model, slo, w, labels)]
     period_ratio = cv.sli_error_ratio_record(slo.period_window) + _ids(slo)
     records += [
         record(cv.SLO_META_OBJECTIVE_RECORD, f"vector({q.num(slo.objective)})", labels),
@@ -53,13 +57,14 @@ def recording_rules(model: Model, slo: SLO) -> Group:
 
 
 def burn_condition(slo: SLO, severity: str) -> str:
-    """``(short > f*budget and long > f*budget) or (...)`` for every BURN_ALERTS row of ``severity``."""
+    """Every BURN_ALERTS row of ``severity``: short and long ratio above f×budget, guard filled."""
     parts = []
     for b in (b for b in cv.BURN_ALERTS if b.severity == severity):
         threshold = f"({q.num(b.factor(slo.period))} * {q.num(slo.budget)})"
         short = f"{cv.sli_error_ratio_record(b.short_window)}{_ids(slo)} > {threshold}"
         long = f"{cv.sli_error_ratio_record(b.long_window)}{_ids(slo)} > {threshold}"
-        parts.append(f"(\n  {short}\n  and\n  {long}\n)")
+        guard = f"{cv.slo_valid_events_record(b.long_window)}{_ids(slo)} >= {min_events(slo, b)}"
+        parts.append(f"(\n  {short}\n  and\n  {long}\n  and\n  {guard}\n)")
     return "\nor\n".join(parts)
 
 
@@ -86,7 +91,6 @@ def _exhausted_alert(slo: SLO) -> Alert:
         name=cv.ALERT_BUDGET_EXHAUSTED,
         expr=f"{cv.SLO_BUDGET_REMAINING_RECORD}{_ids(slo)} <= 0",
         severity="ticket",
-        for_="5m",
         summary=f"{slo.request_class} {slo.name}: error budget exhausted",
         description=(
             f"SLO {slo.id} has used its whole {slo.period_window} error budget. "
@@ -97,30 +101,65 @@ def _exhausted_alert(slo: SLO) -> Alert:
 
 
 def _absent_alert(model: Model, slo: SLO) -> Alert:
+    what = (
+        f"no probe of class {slo.request_class} completed within {activity_window(model, slo)}"
+        if slo.source == "probes"
+        else "the server metric behind it is absent from every pool of the class"
+    )
     return Alert(
         name=cv.ALERT_METRIC_ABSENT,
-        expr=f"absent({presence_selector(model, slo)})",
+        expr=absent_condition(model, slo),
         severity="ticket",
         for_="10m",
         summary=f"{slo.request_class} {slo.name}: SLI metric absent",
         description=(
-            f"No samples of the metric behind SLO {slo.id} ({slo.source}) for 10 minutes; "
-            "the SLO cannot be evaluated and its burn-rate alerts cannot fire."
+            f"SLO {slo.id} ({slo.source}) has no data: {what}. "
+            "The SLO cannot be evaluated and its burn-rate alerts cannot fire."
         ),
         labels=tuple(slo_labels(slo).items()),
     )
 
 
-def alert_rules(model: Model, slo: SLO) -> Group:
-    alerts = (_burn_alert(slo, "page"), _burn_alert(slo, "ticket"), _exhausted_alert(slo))
-    return Group(
-        f"m3mon-slo-alerts-{slo.request_class}-{slo.name}", alerts=(*alerts, _absent_alert(model, slo))
+def _edge_alert(model: Model, slo: SLO) -> Alert | None:
+    expr = threshold_not_edge(model, slo)
+    if expr is None:
+        return None
+    return Alert(
+        name=cv.ALERT_THRESHOLD_NOT_EDGE,
+        expr=expr,
+        severity="ticket",
+        for_="5m",
+        summary=f"{slo.request_class} {slo.name}: threshold is not a bucket edge on "
+        + "{{ $labels.endpoint }}",
+        description=(
+            f"SLO {slo.id} counts requests at or under {slo.threshold:g}s from the server's {slo.sli} "
+            "histogram, but endpoint {{ $labels.endpoint }} has no bucket edge there (custom "
+            "buckets or another vLLM version). That endpoint gives the SLO no data until the "
+            "threshold or the buckets change."
+        ),
+        labels=tuple(slo_labels(slo).items()),
     )
 
 
-def slo_groups(model: Model) -> list[Group]:
-    """Every SLO's recording group followed by its alert group, in config order."""
-    out: list[Group] = []
-    for slo in model.slos:
-        out += [recording_rules(model, slo), alert_rules(model, slo)]
+def alerts(model: Model, slo: SLO) -> tuple[Alert, ...]:
+    out = [_burn_alert(slo, "page"), _burn_alert(slo, "ticket"), _exhausted_alert(slo)]
+    out.append(_absent_alert(model, slo))
+    edge = _edge_alert(model, slo)
+    if edge is not None:
+        out.append(edge)
+    return tuple(out)
+
+
+def slo_groups(model: Model, request_class: str | None = None) -> list[Group]:
+    """One group per SLO, in config order: its records, then its alerts.
+
+    Alerts sit in the group of the records they read: Prometheus evaluates a group's rules in
+    order, so an alert sees the records of the same instant (across groups it could lag a step).
+    """
+    out = []
+    for slo in (s for s in model.slos if request_class in (None, s.request_class)):
+        records = recording_rules(model, slo).records
+        out.append(
+            Group(f"m3mon-slo-{slo.request_class}-{slo.name}", records=records, alerts=alerts(model, slo))
+        )
     return out

@@ -10,8 +10,12 @@
 * ``m3mon_probe_long_prompt_ttft_seconds{endpoint,class,kind,cache}`` — the long-prompt probe's
   cold and warm TTFT, which shows whether prefix caching works.
 
-Latencies are observed for successful probes only, so latency SLIs measure answers that
-counted. Buckets come from :meth:`monitor.model.Model.latency_buckets`, so every SLO threshold
+Latencies are observed for every *answered* probe, right or wrong (a wrong answer is still a
+wait the user had; correctness is its own SLI) and never for unanswered or ``monitor_error`` runs:
+the same events the store counts (:mod:`monitor.events`, docs/slo-events.md). Every
+``m3mon_probe_total`` series (each endpoint, class, kind and reason) exists at 0 from the start,
+so Prometheus' ``increase()`` sees the first failure of a kind too. Buckets come from
+:meth:`monitor.model.Model.latency_buckets`, so every SLO threshold
 is an exact bucket edge. Labels never carry model text.
 """
 
@@ -22,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from monitor import conventions as cv
+from monitor.events import probe_answered, probe_labels
 from monitor.model import Model
 from monitor.probes.result import ProbeResult
 
@@ -66,22 +71,31 @@ class ProbeMetrics:
         return metrics
 
     def precreate(self, model: Model) -> None:
-        """Create the success children of every probed (endpoint, class, kind) so rates exist from 0."""
-        for endpoint, klass, kind in targets(model):
-            self.total.labels(endpoint, klass, kind, cv.RESULT_SUCCESS, cv.REASON_NONE)
+        """Create every outcome series and SLI histogram of every probed (endpoint, class, kind) at 0.
+
+        ``increase()`` cannot see the events that create a series, so a failure reason's first
+        occurrence would otherwise be invisible to the rules while the store counts it.
+        """
+        outcomes = [None, *cv.FAILURE_CATEGORIES]
+        for key in targets(model):
+            for reason in outcomes:
+                labels = probe_labels(reason)
+                self.total.labels(*key, labels[cv.L_RESULT], labels[cv.L_REASON])
+            for histogram in (self.ttft, self.tpot, self.e2e, self.queue, self.itl):
+                histogram.labels(*key)
 
     def observe(self, result: ProbeResult) -> None:
         key = (result.endpoint, result.request_class, result.kind)
-        outcome = cv.RESULT_SUCCESS if result.ok else cv.RESULT_FAILURE
-        self.total.labels(*key, outcome, result.reason or cv.REASON_NONE).inc()
-        if not result.ok:
+        labels = probe_labels(result.reason)
+        self.total.labels(*key, labels[cv.L_RESULT], labels[cv.L_REASON]).inc()
+        if not probe_answered(result.reason):
             return
         t = result.timings
-        for histogram, value in ((self.ttft, t.ttft), (self.tpot, t.tpot), (self.e2e, t.e2e),
-                                 (self.network, t.network), (self.queue, t.server_queue)):  # fmt: skip
-            if value is not None:
-                histogram.labels(*key).observe(max(value, 0.0))
-        _observe_all(self.itl.labels(*key), t.itl_samples)
+        for sli, histogram in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e),
+                               ("queue_time", self.queue), ("itl", self.itl)):  # fmt: skip
+            _observe_all(histogram.labels(*key), t.sli_samples(sli))
+        if t.network is not None:
+            self.network.labels(*key).observe(max(t.network, 0.0))
         _observe_all(self.tool_turnaround.labels(*key), t.tool_turnaround)
         for cache in LONG_PROMPT_CACHE_STATES:
             ttft = result.extra.get(f"{cache}_ttft")

@@ -37,6 +37,18 @@ class Timings:
     server_ttft: float | None = None
     network: float | None = None  # client TTFT - server TTFT (proxy + network + tokenization)
 
+    def sli_samples(self, sli: str) -> tuple[float, ...]:
+        """The latency events this run gives latency SLI ``sli``: what the exporter observes and the
+        store counts (docs/slo-events.md). ``itl`` gives one sample per token; the others one value.
+        Negative clock artefacts are clamped to 0.
+        """
+        if sli == "itl":
+            values: tuple[float | None, ...] = self.itl_samples
+        else:
+            values = ({"ttft": self.ttft, "tpot": self.tpot, "e2e": self.e2e,
+                       "queue_time": self.server_queue}[sli],)  # fmt: skip
+        return tuple(max(v, 0.0) for v in values if v is not None)
+
 
 @dataclass(frozen=True)
 class Usage:
@@ -64,7 +76,8 @@ class ProbeResult:
     detail: str = ""  # one line saying why it failed (never model text verbatim beyond 200 chars)
     extra: dict[str, float] = field(default_factory=dict)  # kind-specific numbers (cold/warm TTFT...)
     log: tuple[str, ...] = ()
-    crashed: bool = False  # the prober itself raised; ``reason`` is then stream_broken (see docs/probes.md)
+    finished_at: float | None = None  # wall-clock Unix seconds the outcome was known (completion/timeout)
+    crashed: bool = False  # the prober itself raised; ``reason`` is then monitor_error (see docs/probes.md)
 
     def __post_init__(self) -> None:
         if self.reason is not None and self.reason not in FAILURE_CATEGORIES:
@@ -78,6 +91,16 @@ class ProbeResult:
     def available(self) -> bool:
         """The service answered (correctness may still have failed)."""
         return self.reason not in AVAILABILITY_FAILURES
+
+    @property
+    def completed_at(self) -> float:
+        """When the outcome was known: the SLI events of this run happen then (docs/slo-events.md).
+
+        ``finished_at`` when the runner stamped it; otherwise start plus the measured duration.
+        """
+        if self.finished_at is not None:
+            return self.finished_at
+        return self.started_at + max(0.0, self.timings.e2e or 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -2,9 +2,10 @@
 
 :func:`run_round` plans the probes of the chosen classes and kinds, spreads their start over
 each class's ``jitter``, runs at most ``concurrency`` at a time per endpoint
-(:class:`asyncio.Semaphore`), bounds each by its class's ``timeout`` (a ``timeout`` verdict) and
-turns any exception raised by a prober into a failed result with a log line, so one broken
-prober never stops the others. Results come back in plan order.
+(:class:`asyncio.Semaphore`), bounds each by its class's ``timeout`` (a ``timeout`` verdict: the
+service's fault) and turns any exception raised by a prober into a ``monitor_error`` result with a
+log line (the monitor's fault: no event of any service SLI), so one broken prober never stops the
+others. Results come back in plan order.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from monitor import conventions as cv
 from monitor.errors import ProbeError
 from monitor.model import Model
 from monitor.probes import PROBERS, Prober
@@ -57,11 +59,11 @@ def plan_round(
     return planned
 
 
-def _failed(p: PlannedProbe, started_at: float, elapsed: float, reason: str, detail: str,
+def _failed(p: PlannedProbe, started_at: float, timings: Timings, reason: str, detail: str,
             crashed: bool = False) -> ProbeResult:  # fmt: skip
     return ProbeResult(
         endpoint=p.target.endpoint.name, request_class=p.target.request_class.name, kind=p.spec.kind,
-        started_at=started_at, reason=reason, timings=Timings(e2e=elapsed), detail=detail[:200],
+        started_at=started_at, reason=reason, timings=timings, detail=detail[:200],
         log=(detail[:200],), crashed=crashed,
     )  # fmt: skip
 
@@ -72,15 +74,16 @@ async def run_probe(p: PlannedProbe, client: httpx.AsyncClient, prober: Prober |
     started_at, t0 = time.time(), time.monotonic()
     try:
         return await asyncio.wait_for(prober(p.target, p.spec, client), timeout=p.spec.plan.timeout)
-    except TimeoutError:
+    except TimeoutError:  # the service did not answer in time: its fault, an availability failure
         detail = f"probe did not finish within {p.spec.plan.timeout:g}s"
-        return _failed(p, started_at, time.monotonic() - t0, "timeout", detail)
-    except Exception as exc:
+        return _failed(p, started_at, Timings(e2e=time.monotonic() - t0), "timeout", detail)
+    except Exception as exc:  # the monitor's fault: no service timing, no service SLI event
         log.exception(
             "%s prober crashed on %s/%s", p.spec.kind, p.target.endpoint.name, p.target.request_class.name
         )
-        detail = f"prober crashed: {type(exc).__name__}: {exc}"
-        return _failed(p, started_at, time.monotonic() - t0, "stream_broken", detail, crashed=True)
+        elapsed = time.monotonic() - t0
+        detail = f"prober crashed after {elapsed:.3g}s: {type(exc).__name__}: {exc}"
+        return _failed(p, started_at, Timings(), cv.REASON_MONITOR_ERROR, detail, crashed=True)
 
 
 async def run_round(

@@ -13,8 +13,10 @@ Status of the SLO at the instant, first match wins:
 1. ``no data``: no events in the SLO period;
 2. ``exhausted``: budget remaining in the period ``<= 0``;
 3. ``burning``: one of :data:`monitor.conventions.BURN_ALERTS` holds — burn rate above the
-   alert's factor (14.4 for 1h/5m over 30d) in both its long and its short window;
-   ``severity`` says whether a page- or only a ticket-level condition holds;
+   alert's factor (14.4 for 1h/5m over 30d) in both its long and its short window, and the long
+   window holds at least :func:`monitor.slo.guard.min_events` valid events (one failure in a
+   quiet hour cannot page); ``severity`` says whether a page- or only a ticket-level condition
+   holds;
 4. ``ok``.
 """
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 from monitor.conventions import BURN_ALERTS, BurnAlert
 from monitor.model import SLO
+from monitor.slo.guard import min_events
 from monitor.slo.slices import EventSlice
 from monitor.slo.windows import Window, windows_at
 
@@ -100,10 +103,19 @@ def burn_alerts(slo: SLO, results: Iterable[WindowResult]) -> list[BurnAlert]:
     for alert in BURN_ALERTS:
         factor = alert.factor(slo.period)
         long_w, short_w = by_name.get(alert.long_window), by_name.get(alert.short_window)
-        burns = [w.burn_rate if w is not None else None for w in (long_w, short_w)]
-        if all(b is not None and b > factor for b in burns):
+        threshold = factor * slo.budget
+        ratios = [_error_ratio(w) for w in (long_w, short_w)]
+        enough = long_w is not None and long_w.total >= min_events(slo, alert)
+        if enough and all(r is not None and r > threshold for r in ratios):
             fired.append(alert)
     return fired
+
+
+def _error_ratio(w: WindowResult | None) -> float | None:
+    """bad / valid of a window, as the rules compute it (None without events)."""
+    if w is None or w.total <= 0:
+        return None
+    return (w.total - w.good) / w.total
 
 
 def evaluate_counts(slo: SLO, at: float, counts: Counter) -> SLOEvaluation:

@@ -1,25 +1,17 @@
 """Per-SLO event slices: how many events were good out of how many, over a stretch of time.
 
-Slices are computed once, at ingest, from what the monitor saw:
+Slices are computed once, at ingest, from what the monitor saw, by applying each SLO's event
+definition (:func:`monitor.events.definition`, the same one the rule generator renders as PromQL;
+docs/slo-events.md states it in words):
 
-* a probe result (:func:`slices_from_probe`) gives one slice per probe-sourced SLO of its class,
-  stamped at the probe's start (``start == end``);
+* a probe result (:func:`slices_from_probe`) gives one slice per probe-sourced SLO of its class it
+  is an event of, placed at the run's completion (``start == end == completed_at``): a probe that
+  times out after 300 s counts in the windows that cover its timeout;
 * a scrape interval (:func:`slices_from_signals`) gives one slice per server-sourced SLO of every
   class the endpoint serves, covering ``(signals.start, signals.end]``.
 
-Rules (see docs/store-and-slo.md):
-
-* probes, availability: 1 event, good unless the failure is an availability failure
-  (:data:`monitor.conventions.AVAILABILITY_FAILURES`);
-* probes, correctness: 1 event when the service answered, good when the probe passed; a probe
-  that got no answer is an availability event only;
-* probes, latency: only answered probes with the timing count; ``itl`` counts every per-token
-  gap sample (or the mean when there are none), the others one event, good when ``<= threshold``;
-* server, availability: finished requests except aborted ones, bad when ``finished_reason`` is
-  ``error`` (``conventions.FINISHED_BAD`` / ``FINISHED_NOT_COUNTED``: the generated rules agree);
-* server, latency: ``Histogram.good_events(threshold)`` of the matching histogram; when the
-  threshold is not a bucket edge the count is interpolated and the slice has ``exact=False``.
-
+A server latency SLO whose threshold is not a bucket edge of the endpoint's histogram yields no
+slice for that endpoint ("no data"; the rules' ``SLOThresholdNotBucketEdge`` alert says why).
 Counts are clamped to ``0 <= good <= total`` so an interval with a counter reset never yields
 negative events. A cumulative reading (``signals.start is None``) yields no slices.
 """
@@ -31,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from monitor import conventions as cv
+from monitor import events
 from monitor.model import SLO, Model
 from monitor.probes.result import ProbeResult
 from monitor.scrape.signals import Signals
@@ -77,26 +70,21 @@ def _clamped(
     return EventSlice(slo.id, endpoint, origin, span[0], span[1], good, total, source, exact)
 
 
-def _probe_latency(slo: SLO, result: ProbeResult) -> tuple[float, ...]:
-    t = result.timings
-    if slo.sli == "itl":
-        return t.itl_samples or ((t.itl_mean,) if t.itl_mean is not None else ())
-    value = {"ttft": t.ttft, "tpot": t.tpot, "e2e": t.e2e, "queue_time": t.server_queue}[slo.sli]
-    return (value,) if value is not None else ()
-
-
 def _probe_counts(slo: SLO, result: ProbeResult) -> tuple[float, float] | None:
-    """(good, total) for one probe-sourced SLO, or None when the probe says nothing about it."""
-    if slo.sli == "availability":
-        return (1.0 if result.available else 0.0), 1.0
-    if not result.available:
+    """(good, total) for one probe-sourced SLO, or None when the run is no event of it."""
+    rule = events.definition(slo)
+    if isinstance(rule, events.CounterEvents):
+        labels = events.probe_labels(result.reason)
+        if not rule.is_valid(labels):
+            return None
+        return (0.0 if rule.is_bad(labels) else 1.0), 1.0
+    if not events.probe_answered(result.reason):
         return None
-    if slo.sli == "correctness":
-        return (1.0 if result.ok else 0.0), 1.0
-    samples = _probe_latency(slo, result)
-    if not samples or slo.threshold is None:
+    samples = result.timings.sli_samples(slo.sli)
+    if not samples:
         return None
-    return float(sum(1 for s in samples if s <= slo.threshold)), float(len(samples))
+    bad, total = rule.counts(samples)
+    return total - bad, total
 
 
 def slices_from_probe(model: Model, result: ProbeResult) -> list[EventSlice]:
@@ -112,33 +100,37 @@ def slices_from_probe(model: Model, result: ProbeResult) -> list[EventSlice]:
             continue
         counts = _probe_counts(slo, result)
         if counts is not None:
-            span = (result.started_at, result.started_at)
+            span = (result.completed_at, result.completed_at)
             out.append(_clamped(slo, result.endpoint, f"probe:{result.kind}", span, *counts))
     return out
 
 
 def _server_counts(slo: SLO, signals: Signals) -> tuple[float, float, bool] | None:
     total = signals.total
-    if slo.sli == "availability":
+    rule = events.definition(slo)
+    if isinstance(rule, events.CounterEvents):
         if not total.finished:
             return None
-        bad = sum(v for k, v in total.finished.items() if k in cv.FINISHED_BAD)
-        valid = total.requests - sum(v for k, v in total.finished.items() if k in cv.FINISHED_NOT_COUNTED)
+        increments: dict[tuple[tuple[str, str], ...], float] = {
+            ((cv.L_FINISHED_REASON, k),): v for k, v in total.finished.items()
+        }
+        bad, valid = rule.counts(increments)
         return valid - bad, valid, True
     name = SERVER_HISTOGRAMS.get(slo.sli)
     hist = total.histograms.get(name) if name else None
-    if hist is None or slo.threshold is None:
+    if hist is None:
         return None
-    good, count, exact = hist.good_events(slo.threshold)
+    good, count, exact = hist.good_events(rule.threshold)
     if not exact:
         log.warning(
             "SLO %s: threshold %gs is not a bucket edge of the server's %s histogram on %s; "
-            "good events are interpolated",
+            "no data for this endpoint (docs/slo-events.md)",
             slo.id,
-            slo.threshold,
+            rule.threshold,
             name,
             signals.endpoint,
         )
+        return None
     return good, count, exact
 
 

@@ -38,7 +38,7 @@ def test_short_demo_tells_the_incident_and_leaves_every_artifact(tmp_path: Path)
     assert "fired" not in lines["repo-analysis-128k/availability"]
     assert "fired" not in lines["extended-context/availability"]
     for name in ("demo-config.yaml", "m3mon.db", "report/report.html", "report/report.pdf",
-                 "report/report.md", "report/report.json", "generated/alerts/slo.rules.yml",
+                 "report/report.md", "report/report.json", "generated/alerts/slo-interactive-32k.rules.yml",
                  "generated/dashboards/provisioning/dashboards/m3mon.yml"):  # fmt: skip
         assert (out / name).is_file(), name
     report = json.loads((out / "report" / "report.json").read_text())

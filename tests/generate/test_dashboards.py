@@ -110,3 +110,91 @@ def test_parity_list_covers_the_reference_titles() -> None:
     assert upstream_91 <= {c.upstream_title for c in COUNTERPARTS if c.source == "G"}
     assert len([c for c in COUNTERPARTS if c.source == "P"]) == 16
     assert len([c for c in COUNTERPARTS if c.source == "Q"]) == 14
+
+
+# --- histograms are never added up across bucket layouts (one layout = one endpoint) ------------
+
+_AGG = re.compile(r"\b(sum|avg|min|max|count|group|stddev|stdvar|topk|bottomk|quantile)\s*")
+_GROUPING = re.compile(r"\s*(by|without)\s*\(([^)]*)\)\s*")
+
+
+def _close(expr: str, start: int) -> int:
+    """Index of the parenthesis closing the one at ``start``."""
+    depth = 0
+    for i in range(start, len(expr)):
+        depth += {"(": 1, ")": -1}.get(expr[i], 0)
+        if depth == 0:
+            return i
+    raise AssertionError(f"unbalanced parentheses in {expr!r}")
+
+
+def _aggregations(expr: str) -> list[tuple[str, set[str], str]]:
+    """Every aggregation of ``expr`` as (by|without|"", its labels, its argument text)."""
+    out = []
+    for m in _AGG.finditer(expr):
+        pos, kind, labels = m.end(), "", ""
+        pre = _GROUPING.match(expr, pos)
+        if pre:
+            kind, labels, pos = pre[1], pre[2], pre.end()
+        if pos >= len(expr) or expr[pos] != "(":
+            continue  # a metric or label name, not an aggregation
+        end = _close(expr, pos)
+        post = _GROUPING.match(expr, end + 1)
+        if post and not kind:
+            kind, labels = post[1], post[2]
+        out.append((kind, {x.strip() for x in labels.split(",") if x.strip()}, expr[pos : end + 1]))
+    return out
+
+
+def _bucket_sums_across_layouts(expr: str) -> list[str]:
+    """Aggregations of ``_bucket`` series that do not keep both ``le`` and ``endpoint``."""
+    return [
+        f"{kind or 'no'} by {sorted(labels)}: {arg[:80]}"
+        for kind, labels, arg in _aggregations(expr)
+        if re.search(r"\w_bucket\b", arg)
+        and "histogram_quantile" not in arg  # an aggregation of per-endpoint quantiles is fine
+        and (kind != "by" or not {"le", "endpoint"} <= labels)
+    ]
+
+
+def test_bucket_check_flags_sums_across_endpoints() -> None:
+    bad = (
+        "histogram_quantile(0.9, sum by (le) (rate(x_bucket[1m])))",
+        "sum(rate(x_bucket[1m])) by (le, model_name)",
+        'sum(rate(x_bucket{le="2.5"}[5m]))',
+        "sum without (endpoint) (rate(x_bucket[1m]))",
+    )
+    good = (
+        "histogram_quantile(0.9, sum by (le, endpoint) (rate(x_bucket[1m])))",
+        "sum(rate(x_bucket[1m])) by (endpoint, le)",
+        "max(histogram_quantile(0.9, sum by (endpoint, le, kind) (rate(x_bucket[1m]))))",
+        "histogram_quantile(0.9, rate(x_bucket[1m]))",
+        "sum(rate(x_sum[1m])) / sum(rate(x_count[1m]))",
+    )
+    assert all(_bucket_sums_across_layouts(e) for e in bad)
+    assert not any(_bucket_sums_across_layouts(e) for e in good)
+
+
+@pytest.mark.parametrize("copy", ["generated", "kept"])
+def test_no_dashboard_adds_up_buckets_of_different_endpoints(generated: Path, copy: str) -> None:
+    found = 0
+    for uid, d in _dashboards(generated if copy == "generated" else REPO).items():
+        for p in _panels(d):
+            for t in p.get("targets", []):
+                found += "_bucket" in t["expr"]
+                assert not _bucket_sums_across_layouts(t["expr"]), (uid, p["title"], t["expr"])
+    assert found > 50
+
+
+def test_heatmaps_show_one_endpoint_each(generated: Path) -> None:
+    heatmaps = 0
+    for uid, d in _dashboards(generated).items():
+        row: dict[str, Any] = {}
+        for p in d["panels"]:
+            row = p if p["type"] == "row" else row
+            if p["type"] == "heatmap":
+                heatmaps += 1
+                assert "endpoint" in (row.get("repeat"), p.get("repeat")), (uid, p["title"])
+                assert "$endpoint" in row.get("title", "") or "$endpoint" in p["title"], (uid, p["title"])
+                assert {t["format"] for t in p["targets"]} == {"heatmap"}, (uid, p["title"])
+    assert heatmaps >= 4

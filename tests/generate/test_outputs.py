@@ -54,9 +54,10 @@ def test_every_alert_has_labels_annotations_and_a_runbook(generated: Path) -> No
 
 
 def test_every_slo_has_all_windows_and_metadata(generated: Path) -> None:
-    doc = yaml.safe_load((generated / "alerts" / "slo.rules.yml").read_text())
+    docs = [yaml.safe_load(f.read_text()) for f in sorted((generated / "alerts").glob("slo-*.rules.yml"))]
     records = [
         (r["record"], r["labels"]["class"], r["labels"]["slo"])
+        for doc in docs
         for g in doc["groups"]
         for r in g["rules"]
         if "record" in r
@@ -68,6 +69,8 @@ def test_every_slo_has_all_windows_and_metadata(generated: Path) -> None:
         mine = {r for r, c, s in records if (c, s) == (slo.request_class, slo.name)}
         for w in ("5m", "30m", "1h", "2h", "6h", "1d", "3d", slo.period_window):
             assert f"m3mon:slo_error_ratio:rate{w}" in mine
+            assert f"m3mon:slo_events_valid:increase{w}" in mine
+            assert f"m3mon:slo_events_bad:increase{w}" in mine
         assert {
             "m3mon:slo_objective:ratio",
             "m3mon:slo_error_budget:ratio",

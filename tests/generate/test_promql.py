@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 
-from monitor.errors import GenerateError
 from monitor.generate import promql as q
 from monitor.generate.sli import error_ratio
 from monitor.generate.slo_rules import burn_condition
@@ -65,18 +64,30 @@ def test_probe_slis(model: Model) -> None:
     assert 'reason=~"connect_error|timeout|http_status|stream_broken|context_rejected"' in expr
     corr = next(s for s in model.slos if s.request_class == "agent" and s.sli == "correctness")
     expr = error_ratio(model, corr, "1h")
-    assert "wrong_answer" in expr and "malformed_tool_call" in expr and " - " in expr
+    assert "wrong_answer" in expr and "malformed_tool_call" in expr
+    # valid correctness events: answered runs only (neither unanswered nor monitor_error)
+    assert 'reason!~"connect_error|timeout|http_status|stream_broken|context_rejected|monitor_error"' in expr
+    assert 'reason!~"monitor_error"' in error_ratio(model, avail, "1h")  # not a service event
     ttft = next(s for s in model.slos if s.request_class == "interactive-32k" and s.name == "ttft-p99")
     assert 'm3mon_probe_ttft_seconds_bucket{job="m3mon",class="interactive-32k",le="5.0"}' in error_ratio(
         model, ttft, "5m"
     )
 
 
-def test_server_threshold_off_bucket_edge_is_a_clear_error(model: Model) -> None:
+def test_ratios_are_counts_over_the_window_and_never_nan(model: Model) -> None:
+    """Σbad / Σvalid of increase() over the window, filtered on valid > 0 (no 0/0)."""
     slo = next(s for s in model.slos if s.source == "server" and s.sli == "ttft")
-    bad = dataclasses.replace(slo, threshold=3.0)
-    with pytest.raises(GenerateError, match=r"not a bucket edge.*nearest edges: 2\.5, 5\.0"):
-        error_ratio(model, bad, "5m")
+    expr = error_ratio(model, slo, "30d")
+    assert "increase(" in expr and "[30d]" in expr and "> 0)" in expr
+    assert "avg_over_time" not in expr and "or vector(0)" not in expr
+
+
+def test_server_threshold_off_bucket_edge_is_no_data_not_an_error(model: Model) -> None:
+    """A threshold off the default edges may be an edge of a pool's custom buckets: the rules
+    join per endpoint on the bucket (no bucket, no events) instead of refusing to generate."""
+    slo = next(s for s in model.slos if s.source == "server" and s.sli == "ttft")
+    expr = error_ratio(model, dataclasses.replace(slo, threshold=3.0), "5m")
+    assert 'le="3.0"' in expr and "and on (endpoint)" in expr and "- on (endpoint)" in expr
 
 
 @pytest.mark.parametrize(

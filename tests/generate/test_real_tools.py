@@ -34,7 +34,7 @@ def _run(
 def test_promtool_check_rules(generated: Path) -> None:
     promtool = require_binary("promtool", "/usr/bin/promtool")
     files = sorted(str(p) for p in (generated / "alerts").glob("*.rules.yml"))
-    assert len(files) == 2
+    assert len(files) == 1 + 5  # operational + one SLO file per request class of the example
     proc = _run(promtool, "check", "rules", *files)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -46,18 +46,30 @@ def test_promtool_unit_tests_pass(generated: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_promtool_unit_tests_discriminate(generated: Path, tmp_path: Path) -> None:
-    """With the page factor weakened to 1x the '0.5 % errors tickets only' case must fail."""
+def _one_class_tests(generated: Path, tmp_path: Path, cls: str, old: str, new: str) -> str:
+    """Run the class's generated promtool tests against its rules with ``old`` replaced by ``new``."""
     promtool = require_binary("promtool", "/usr/bin/promtool")
     (tmp_path / "tests").mkdir()
-    rules = (generated / "alerts" / "slo.rules.yml").read_text().replace("(14.4 * 0.001)", "(1 * 0.001)")
-    (tmp_path / "slo.rules.yml").write_text(rules)
-    doc = yaml.safe_load((generated / "alerts" / "tests" / "slo.test.yml").read_text())
-    doc["tests"] = [t for t in doc["tests"] if "tickets only" in t["name"]]
-    (tmp_path / "tests" / "slo.test.yml").write_text(yaml.safe_dump(doc))
-    proc = _run(promtool, "test", "rules", str(tmp_path / "tests" / "slo.test.yml"))
+    rules = (generated / "alerts" / f"slo-{cls}.rules.yml").read_text()
+    assert old in rules
+    (tmp_path / f"slo-{cls}.rules.yml").write_text(rules.replace(old, new))
+    test = tmp_path / "tests" / f"slo-{cls}.test.yml"
+    test.write_text((generated / "alerts" / "tests" / f"slo-{cls}.test.yml").read_text())
+    proc = _run(promtool, "test", "rules", str(test))
     assert proc.returncode != 0
-    assert "tickets only" in proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr
+
+
+def test_promtool_unit_tests_discriminate(generated: Path, tmp_path: Path) -> None:
+    """With the 1h page factor weakened to 1x, one bad event in a busy hour pages: the test fails."""
+    out = _one_class_tests(generated, tmp_path, "interactive-32k", "(14.4 * 0.001)", "(1 * 0.001)")
+    assert "one bad event in an hour" in out and "SLOErrorBudgetBurnPage" in out
+
+
+def test_promtool_unit_tests_catch_a_missing_guard(generated: Path, tmp_path: Path) -> None:
+    """extended-context probes 4 times an hour: without the 7-event guard one failure would page."""
+    out = _one_class_tests(generated, tmp_path, "extended-context", ">= 7\n", ">= 1\n")
+    assert "one bad event in an hour" in out and "SLOErrorBudgetBurnPage" in out
 
 
 def test_amtool_check_config(generated: Path) -> None:
@@ -115,11 +127,10 @@ def test_promtool_unit_tests_follow_each_objective(tmp_path: Path, objective: fl
     proc = subprocess.run([sys.executable, "-m", "monitor", "generate", "-c", str(tmp_path / "monitor.yaml"),
                            "-o", str(out)], capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    doc = yaml.safe_load((out / "alerts" / "tests" / "slo.test.yml").read_text())
-    assert any("pages and tickets" in t["name"] for t in doc["tests"])
-    proc = _run(
-        promtool, "test", "rules", *sorted(str(p) for p in (out / "alerts" / "tests").glob("*.test.yml"))
-    )
+    test = out / "alerts" / "tests" / "slo-interactive-32k.test.yml"
+    doc = yaml.safe_load(test.read_text())
+    assert any("then 50 % bad" in t["name"] for t in doc["tests"])
+    proc = _run(promtool, "test", "rules", str(test))
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

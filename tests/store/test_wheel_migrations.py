@@ -35,9 +35,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _run(sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(tmp / "dist"))
     (wheel,) = (tmp / "dist").glob("m3_monitor-*.whl")
     prefix = tmp / "prefix"
-    _run(sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "-q", "--prefix", str(prefix),
-         str(wheel))  # fmt: skip
+    # --ignore-installed: without it pip uninstalls the project's own (editable) install from the
+    # running venv first, and `make demo` then finds no `m3mon` after `make test`.
+    _run(sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--ignore-installed", "-q",
+         "--prefix", str(prefix), str(wheel))  # fmt: skip
     return prefix
+
+
+def test_the_venv_keeps_its_console_script(installed: Path) -> None:
+    """Installing the wheel elsewhere leaves this venv's `m3mon` working (make test, then make demo)."""
+    script = Path(sys.executable).parent / "m3mon"
+    assert installed.is_dir() and script.exists()
+    proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and "check-config" in proc.stdout
 
 
 def _env(prefix: Path) -> dict[str, str]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from grafanalib import core as g
 
+from monitor import conventions as cv
 from monitor.generate.dashboards.panels import Layout, Query, deployment_annotation, template_vars, to_json
 from monitor.model import Model
 
@@ -22,23 +23,39 @@ def probe_sel(model: Model, extra: str = "") -> str:
     return f'{{job="{model.alerting.job_monitor}",endpoint=~"$endpoint",class=~"$class"{extra}}}'
 
 
+# Histograms are only ever added up within one bucket layout. vLLM's token histograms follow each
+# server's max-model-len (top bucket 20,000 on a 32K pool, 500,000 on a 512K pool) and its latency
+# histograms change with --custom-histogram-buckets and between versions, so one endpoint is the
+# largest unit known to share a layout: every ``_bucket`` aggregation keeps ``le`` AND ``endpoint``,
+# and a fleet view is the set of per-endpoint results, never a quantile of summed buckets. The
+# monitor's own probe histograms (m3mon_probe_*_seconds) share one layout across the whole monitor
+# (built from the config, Model.latency_buckets()), so summing them across the endpoints of one
+# monitor would be safe; they are still shown per endpoint wherever a quantile is shown.
+LAYOUT = cv.L_ENDPOINT
+"""The label that identifies one histogram bucket layout."""
+
+
+def _by(*labels: str) -> str:
+    return ", ".join(labels)
+
+
 def quantiles(
     metric: str, sel: str, qs: tuple[float, ...] = (0.99, 0.95, 0.9, 0.5), by: str = ""
 ) -> list[Query]:
-    """P99..P50 of a histogram plus its mean, as vLLM's example dashboard plots them."""
-    group = f"le{', ' + by if by else ''}"
-    prefix = f"{{{{{by}}}}} " if by else ""
+    """P99..P50 of a histogram plus its mean, one series per endpoint (and per ``by`` label)."""
+    keys = (LAYOUT, by) if by else (LAYOUT,)
+    prefix = " ".join(f"{{{{{k}}}}}" for k in keys) + " "
     out = [
         Query(
-            f"histogram_quantile({q:g}, sum by ({group}) (rate({metric}_bucket{sel}[{RATE}])))",
+            f"histogram_quantile({q:g}, sum by ({_by('le', *keys)}) (rate({metric}_bucket{sel}[{RATE}])))",
             f"{prefix}P{round(q * 100)}",
         )
         for q in qs
     ]
     out.append(
         Query(
-            f"sum{' by (' + by + ')' if by else ''} (rate({metric}_sum{sel}[{RATE}]))\n"
-            f"/ sum{' by (' + by + ')' if by else ''} (rate({metric}_count{sel}[{RATE}]))",
+            f"sum by ({_by(*keys)}) (rate({metric}_sum{sel}[{RATE}]))\n"
+            f"/ sum by ({_by(*keys)}) (rate({metric}_count{sel}[{RATE}]))",
             f"{prefix}Mean",
         )
     )
@@ -46,14 +63,19 @@ def quantiles(
 
 
 def range_stat(metric: str, sel: str, q: float | None) -> Query:
-    """A whole-range statistic: quantile ``q`` or (``None``) the mean over ``$__range``."""
+    """Per endpoint, a whole-range statistic: quantile ``q`` or (``None``) the mean over ``$__range``."""
+    legend = f"{{{{{LAYOUT}}}}}"
     if q is None:
         return Query(
-            f"sum(increase({metric}_sum{sel}[$__range])) / sum(increase({metric}_count{sel}[$__range]))",
+            f"sum by ({LAYOUT}) (increase({metric}_sum{sel}[$__range]))\n"
+            f"/ sum by ({LAYOUT}) (increase({metric}_count{sel}[$__range]))",
+            legend,
             instant=True,
         )
     return Query(
-        f"histogram_quantile({q:g}, sum by (le) (rate({metric}_bucket{sel}[$__range])))", instant=True
+        f"histogram_quantile({q:g}, sum by (le, {LAYOUT}) (rate({metric}_bucket{sel}[$__range])))",
+        legend,
+        instant=True,
     )
 
 

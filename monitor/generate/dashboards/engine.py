@@ -3,7 +3,8 @@
 Panels follow ``examples/online_serving/prometheus_grafana/grafana.json`` and the 0.33
 ``performance_statistics.json`` / ``query_statistics.json`` with current metric names, filtered by
 the endpoint and model variables. :mod:`monitor.generate.dashboards.parity` lists which panel
-here stands for which upstream panel.
+here stands for which upstream panel. Unlike upstream, histogram quantiles are per endpoint (token
+buckets follow each pool's max-model-len), and the request-size row repeats once per endpoint.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
-from monitor.generate.dashboards.common import RATE, dashboard, quantiles, range_stat, vllm_sel
+from monitor.generate.dashboards.common import LAYOUT, RATE, dashboard, quantiles, range_stat, vllm_sel
 from monitor.generate.dashboards.panels import Layout, Query, heatmap, stat, timeseries
 from monitor.model import Model
 
@@ -93,9 +94,9 @@ def _load(lay: Layout, s: str) -> None:
             "E2E latency by model (P50/P90/P99)",
             [
                 Query(
-                    f"histogram_quantile({q}, sum by (le, model_name) "
+                    f"histogram_quantile({q}, sum by (le, {LAYOUT}, model_name) "
                     f"(rate({cv.VLLM_E2E}_bucket{s}[{RATE}])))",
-                    f"P{p}",
+                    f"{{{{{LAYOUT}}}}} {{{{model_name}}}} P{p}",
                 )
                 for q, p in (("0.5", 50), ("0.9", 90), ("0.99", 99))
             ],
@@ -131,25 +132,8 @@ def _phases(lay: Layout, s: str) -> None:
     )
 
 
-def _sizes(lay: Layout, s: str) -> None:
-    lay.row("Request sizes")
-    for title, metric in (
-        ("Prompt length", cv.VLLM_PROMPT_TOKENS_HIST),
-        ("Generation length", cv.VLLM_GENERATION_TOKENS_HIST),
-    ):
-        lay.add(
-            heatmap(
-                f"Request {title.lower()}",
-                [Query(f"sum by (le) (increase({metric}_bucket{s}[{RATE}]))", "{{le}}")],
-            )
-        )
-    for label, q in (("P50", 0.5), ("P90", 0.9), ("P99", 0.99)):
-        expr = (
-            f"histogram_quantile({q:g}, sum by (le) (rate({cv.VLLM_PROMPT_TOKENS_HIST}_bucket{s}[{RATE}])))"
-        )
-        lay.add(stat(f"Input tokens per request ({label})", [Query(expr)]), w=6, h=4)
-    avg = f"sum(rate({cv.VLLM_PROMPT_TOKENS}{s}[{RATE}])) / sum(rate({cv.VLLM_REQUEST_SUCCESS}{s}[{RATE}]))"
-    lay.add(stat("Input tokens per request (Avg)", [Query(avg)]), w=6, h=4)
+def _volume(lay: Layout, s: str) -> None:
+    lay.row("Token volume")
     for title, metric in (("Input", cv.VLLM_PROMPT_TOKENS), ("Output", cv.VLLM_GENERATION_TOKENS)):
         lay.add(
             timeseries(
@@ -161,11 +145,35 @@ def _sizes(lay: Layout, s: str) -> None:
         lay.add(stat(f"{title} tokens/s (avg)", [Query(f"sum(rate({metric}{s}[{RATE}]))")]), w=3)
 
 
+def _sizes(lay: Layout, s: str) -> None:
+    """Token histograms follow each pool's max-model-len, so this row repeats once per endpoint."""
+    ep = f"{{{{{LAYOUT}}}}}"
+    lay.row(f"Request sizes: ${LAYOUT}", repeat=LAYOUT)
+    for title, metric in (
+        ("Prompt length", cv.VLLM_PROMPT_TOKENS_HIST),
+        ("Generation length", cv.VLLM_GENERATION_TOKENS_HIST),
+    ):
+        expr = f"sum by (le, {LAYOUT}) (increase({metric}_bucket{s}[{RATE}]))"
+        lay.add(heatmap(f"Request {title.lower()}", [Query(expr, "{{le}}")]))
+    for label, q in (("P50", 0.5), ("P90", 0.9), ("P99", 0.99)):
+        expr = (
+            f"histogram_quantile({q:g}, sum by (le, {LAYOUT}) "
+            f"(rate({cv.VLLM_PROMPT_TOKENS_HIST}_bucket{s}[{RATE}])))"
+        )
+        lay.add(stat(f"Input tokens per request ({label})", [Query(expr, ep)]), w=6, h=4)
+    avg = (
+        f"sum by ({LAYOUT}) (rate({cv.VLLM_PROMPT_TOKENS}{s}[{RATE}]))\n"
+        f"/ sum by ({LAYOUT}) (rate({cv.VLLM_REQUEST_SUCCESS}{s}[{RATE}]))"
+    )
+    lay.add(stat("Input tokens per request (Avg)", [Query(avg, ep)]), w=6, h=4)
+
+
 def build(model: Model, banner: str) -> dict[str, Any]:
     s = vllm_sel(model)
     lay = Layout()
     _latency(lay, s)
     _load(lay, s)
     _phases(lay, s)
-    _sizes(lay, s)
+    _volume(lay, s)
+    _sizes(lay, s)  # last: a repeated row holds every panel up to the next row
     return dashboard(model, UID, "M3 / vLLM engine", lay, banner, ("endpoint", "model"))

@@ -44,7 +44,7 @@ _LEGACY_PANEL = (
     "yBucketNumber",
     "yBucketSize",
 )
-_ROW_KEYS = ("collapsed", "gridPos", "id", "panels", "title", "type")
+_ROW_KEYS = ("collapsed", "gridPos", "id", "panels", "repeat", "title", "type")
 _LEGACY_TEMPLATE = ("auto", "auto_count", "auto_min", "tagValuesQuery", "tagsQuery", "useTags")
 
 
@@ -74,18 +74,23 @@ class Layout:
         self.x += w
         self.row_height = max(self.row_height, h)
 
-    def row(self, title: str) -> None:
-        """Start a new full-width row titled ``title``."""
+    def row(self, title: str, repeat: str = "") -> None:
+        """Start a new full-width row titled ``title``, repeated once per value of variable ``repeat``."""
         if self.x:
             self.x, self.y, self.row_height = 0, self.y + self.row_height, 0
-        self.panels.append(g.RowPanel(title=title, gridPos=g.GridPos(h=1, w=WIDTH, x=0, y=self.y)))
+        row = g.RowPanel(title=title, gridPos=g.GridPos(h=1, w=WIDTH, x=0, y=self.y))
+        if repeat:
+            row.repeat = g.Repeat(variable=repeat)
+        self.panels.append(row)
         self.y += 1
 
 
-def targets(queries: list[Query]) -> list[g.Target]:
+def targets(queries: list[Query], fmt: str = "time_series") -> list[g.Target]:
     refs = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     return [
-        g.Target(expr=q.expr, legendFormat=q.legend, refId=refs[i], instant=q.instant, datasource=DS)
+        g.Target(
+            expr=q.expr, legendFormat=q.legend, refId=refs[i], instant=q.instant, datasource=DS, format=fmt
+        )
         for i, q in enumerate(queries)
     ]
 
@@ -107,7 +112,11 @@ def stat(title: str, queries: list[Query], unit: str = "", **kw: Any) -> Any:
 
 
 def heatmap(title: str, queries: list[Query]) -> Any:
-    panel = g.Heatmap(title=title, dataSource=DS, targets=targets(queries), dataFormat="tsbuckets")
+    """Buckets over time; Grafana de-cumulates them (format ``heatmap``), so one query must hold
+    exactly one bucket layout: place it in a row repeated per endpoint (``Layout.row(repeat=...)``)."""
+    panel = g.Heatmap(
+        title=title, dataSource=DS, targets=targets(queries, fmt="heatmap"), dataFormat="tsbuckets"
+    )
     panel.options = {"calculate": False, "yAxis": {"axisPlacement": "left"}, "cellGap": 1}
     return panel
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
-from monitor.generate.dashboards.common import RATE, dashboard, probe_sel, quantiles
+from monitor.generate.dashboards.common import LAYOUT, RATE, dashboard, probe_sel, quantiles
 from monitor.generate.dashboards.panels import Layout, Query, heatmap, timeseries
 from monitor.model import Model
 
 UID = "m3mon-probes"
+
+
+def _distributions(lay: Layout, p: str) -> None:
+    """Heatmaps per endpoint (a repeated row, placed last): what each pool's probes saw."""
+    lay.row(f"Probe latency distribution: ${LAYOUT}", repeat=LAYOUT)
+    for title, metric in (("TTFT", cv.PROBE_TTFT), ("Inter-token latency", cv.PROBE_ITL)):
+        expr = f"sum by (le, {LAYOUT}) (increase({metric}_bucket{p}[{RATE}]))"
+        lay.add(heatmap(f"Probe {title} distribution", [Query(expr, "{{le}}")]))
 
 
 def build(model: Model, banner: str) -> dict[str, Any]:
@@ -42,22 +50,13 @@ def build(model: Model, banner: str) -> dict[str, Any]:
         )
     )
     lay.row("Latency seen by probes")
-    for title, metric in (("TTFT", cv.PROBE_TTFT), ("Inter-token latency", cv.PROBE_ITL)):
-        lay.add(
-            heatmap(
-                f"Probe {title} distribution",
-                [
-                    Query(f"sum by (le) (increase({metric}_bucket{p}[{RATE}]))", "{{le}}"),
-                ],
-            )
-        )
     lay.add(timeseries("Probe TTFT by kind", quantiles(cv.PROBE_TTFT, p, (0.99, 0.5), by="kind"), unit="s"))
     lay.add(timeseries("Probe E2E by kind", quantiles(cv.PROBE_E2E, p, (0.99, 0.5), by="kind"), unit="s"))
     lay.add(
         timeseries(
             "Network time and tool turnaround",
             [
-                *quantiles(cv.PROBE_NETWORK, p, (0.95,))[:1],
+                *(Query(x.expr, f"network {x.legend}") for x in quantiles(cv.PROBE_NETWORK, p, (0.95,))[:1]),
                 *(
                     Query(x.expr, f"tool {x.legend}")
                     for x in quantiles(cv.PROBE_TOOL_TURNAROUND, p, (0.95,))[:1]
@@ -73,4 +72,5 @@ def build(model: Model, banner: str) -> dict[str, Any]:
             unit="s",
         )
     )
+    _distributions(lay, p)
     return dashboard(model, UID, "M3 / Probes", lay, banner, ("endpoint", "class"))

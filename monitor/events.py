@@ -1,0 +1,146 @@
+"""The one definition of every SLI's valid and bad events (docs/slo-events.md is its prose).
+
+Each SLO's events are read from a metric the monitor or the server publishes:
+
+* :class:`CounterEvents` — a counter whose series carry the outcome in a label (the probes'
+  ``m3mon_probe_total{reason}``, vLLM's ``request_success_total{finished_reason}``). ``valid``
+  and ``bad`` are label matchers: valid events are the increments of the series matching
+  ``valid``; bad ones those also matching ``bad``.
+* :class:`HistogramEvents` — a latency histogram: valid events are its observations, good ones
+  the observations in the bucket whose ``le`` is the threshold, bad = count − good. Pools whose
+  histogram has no edge at the threshold contribute nothing (no data), never "all slow".
+
+Both engines derive from :func:`definition`: the rule generator renders the matchers as PromQL
+(:mod:`monitor.generate.sli`), and the store applies the very same matchers to what one probe run
+or one scrape interval produced (:mod:`monitor.slo.slices`). Neither can change alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from monitor import conventions as cv
+from monitor.model import SLO
+
+#: Failure categories meaning "the service did not answer".
+UNANSWERED: tuple[str, ...] = tuple(r for r in cv.FAILURE_CATEGORIES if r in cv.AVAILABILITY_FAILURES)
+#: Categories of an answer that was wrong.
+WRONG_ANSWER: tuple[str, ...] = tuple(
+    r for r in cv.FAILURE_CATEGORIES if r not in cv.AVAILABILITY_FAILURES and r not in cv.MONITOR_FAILURES
+)
+MONITOR: tuple[str, ...] = tuple(r for r in cv.FAILURE_CATEGORIES if r in cv.MONITOR_FAILURES)
+
+
+@dataclass(frozen=True)
+class Match:
+    """A label matcher: the label's value is (``negate=False``) or is not one of ``values``."""
+
+    label: str
+    values: tuple[str, ...]
+    negate: bool = False
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        inside = labels.get(self.label, "") in self.values
+        return inside != self.negate
+
+
+@dataclass(frozen=True)
+class CounterEvents:
+    """Events are increments of ``metric``; valid ones match ``valid``, bad ones also ``bad``."""
+
+    metric: str
+    valid: tuple[Match, ...]
+    bad: tuple[Match, ...]
+
+    def is_valid(self, labels: Mapping[str, str]) -> bool:
+        return all(m.matches(labels) for m in self.valid)
+
+    def is_bad(self, labels: Mapping[str, str]) -> bool:
+        return self.is_valid(labels) and all(m.matches(labels) for m in self.bad)
+
+    def counts(self, increments: Mapping[tuple[tuple[str, str], ...], float]) -> tuple[float, float]:
+        """(bad, valid) from increments keyed by sorted label pairs."""
+        bad = valid = 0.0
+        for key, value in increments.items():
+            labels = dict(key)
+            if self.is_valid(labels):
+                valid += value
+                if self.is_bad(labels):
+                    bad += value
+        return bad, valid
+
+
+@dataclass(frozen=True)
+class HistogramEvents:
+    """Events are observations of ``metric`` (a histogram base name); good ones are ``<= threshold``."""
+
+    metric: str
+    threshold: float
+    per_pool: bool  # server histograms: only pools with an edge at the threshold count
+
+    def counts(self, observations: tuple[float, ...]) -> tuple[float, float]:
+        """(bad, valid) of raw observations (probe timings)."""
+        bad = sum(1 for v in observations if v > self.threshold)
+        return float(bad), float(len(observations))
+
+
+Definition = CounterEvents | HistogramEvents
+
+_PROBE_COUNTED = Match(cv.L_REASON, MONITOR, negate=True)
+_PROBE_ANSWERED = Match(cv.L_REASON, (*UNANSWERED, *MONITOR), negate=True)
+
+#: Probe latency SLI -> the monitor's histogram of it.
+PROBE_HISTOGRAMS: dict[str, str] = {
+    "ttft": cv.PROBE_TTFT,
+    "itl": cv.PROBE_ITL,
+    "tpot": cv.PROBE_TPOT,
+    "e2e": cv.PROBE_E2E,
+    "queue_time": cv.PROBE_QUEUE,
+}
+#: Server latency SLI -> vLLM's histogram of it.
+SERVER_HISTOGRAMS: dict[str, str] = {
+    "ttft": cv.VLLM_TTFT,
+    "itl": cv.VLLM_ITL,
+    "tpot": cv.VLLM_TPOT,
+    "e2e": cv.VLLM_E2E,
+    "queue_time": cv.VLLM_QUEUE,
+}
+
+PROBE_AVAILABILITY = CounterEvents(
+    cv.PROBE_TOTAL, valid=(_PROBE_COUNTED,), bad=(Match(cv.L_REASON, UNANSWERED),)
+)
+PROBE_CORRECTNESS = CounterEvents(
+    cv.PROBE_TOTAL, valid=(_PROBE_ANSWERED,), bad=(Match(cv.L_REASON, WRONG_ANSWER),)
+)
+SERVER_AVAILABILITY = CounterEvents(
+    cv.VLLM_REQUEST_SUCCESS,
+    valid=(Match(cv.L_FINISHED_REASON, cv.FINISHED_NOT_COUNTED, negate=True),),
+    bad=(Match(cv.L_FINISHED_REASON, cv.FINISHED_BAD),),
+)
+
+
+def definition(slo: SLO) -> Definition:
+    """The events of ``slo``: which metric, which series are valid, which are bad."""
+    if slo.sli == "availability":
+        return PROBE_AVAILABILITY if slo.source == "probes" else SERVER_AVAILABILITY
+    if slo.sli == "correctness":
+        return PROBE_CORRECTNESS
+    assert slo.threshold is not None, "latency SLOs have a threshold (config validation)"
+    if slo.source == "probes":
+        return HistogramEvents(PROBE_HISTOGRAMS[slo.sli], slo.threshold, per_pool=False)
+    return HistogramEvents(SERVER_HISTOGRAMS[slo.sli], slo.threshold, per_pool=True)
+
+
+def probe_answered(reason: str | None) -> bool:
+    """Whether a probe run with failure ``reason`` (None: success) got an answer from the service.
+
+    Only answered runs have latency events (they are the runs the exporter observes latency for).
+    """
+    return _PROBE_ANSWERED.matches({cv.L_REASON: reason or cv.REASON_NONE})
+
+
+def probe_labels(reason: str | None) -> dict[str, str]:
+    """The outcome labels a probe run's ``m3mon_probe_total`` increment carries."""
+    result = cv.RESULT_SUCCESS if reason is None else cv.RESULT_FAILURE
+    return {cv.L_RESULT: result, cv.L_REASON: reason or cv.REASON_NONE}

@@ -1,0 +1,100 @@
+"""Detection-time targets of the operational alerts: in which situation each must fire, how fast.
+
+Every operational alert we ship (``conventions.OPERATIONAL_ALERT_NAMES``) has at least one
+:class:`Target`: a concrete fault scenario and the time, from the moment the fault shows in the
+series Prometheus ingests, within which the alert must be *firing* (past its ``for:``). A
+:class:`Blip` is the opposite promise: a one-off event that must never fire the alert.
+
+The rules in :mod:`monitor.generate.operational_rules` are tuned to keep these promises, and
+``tests/generate/test_detection_operational.py`` replays every scenario, written by hand as input
+series at the example configuration's rates, through the generated rules with the real
+``promtool test rules``. docs/generate.md ("Detection-time targets") shows the same table.
+
+Times are measured in Prometheus' own terms, from the start of the fault in the ingested series
+(the first sample showing it is at most one step later), with rules evaluated at every sample:
+15 s, the generated prometheus.yml's scrape and evaluation interval, or 1 min for the scenarios
+that need a day or a week of history. In production add the delay before a fault reaches a
+sample: up to one scrape interval, and for probe failures the probe's own duration (a
+``timeout`` is known only after the class's ``probe.timeout``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from monitor import conventions as cv
+
+
+@dataclass(frozen=True)
+class Target:
+    """``alert`` fires within ``within`` seconds of the start of ``scenario``."""
+
+    key: str  # names the scenario in the test that replays it
+    alert: str
+    scenario: str
+    within: int  # seconds
+
+
+@dataclass(frozen=True)
+class Blip:
+    """``scenario`` (a one-off event) never fires ``alert``."""
+
+    key: str
+    alert: str
+    scenario: str
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("endpoint-down", cv.ALERT_ENDPOINT_DOWN,
+           "the endpoint stops answering Prometheus' scrapes (up = 0)", 3 * 60),
+    Target("monitor-down", cv.ALERT_MONITOR_DOWN,
+           "the monitor's exporter stops answering Prometheus' scrapes", 6 * 60),
+    Target("probes-failing", cv.ALERT_PROBES_FAILING,
+           "m3-interactive probed at the example's rates (11 probes/min), every other probe of each kind "
+           "fails (50 %), /health ok", 5 * 60),
+    Target("probes-failing-sparse", cv.ALERT_PROBES_FAILING,
+           "m3-repo probed at the example's rate (2 probes every 5 min), every probe fails, /health ok",
+           15 * 60),
+    Target("scrape-failing", cv.ALERT_SCRAPE_FAILING,
+           "every scrape the monitor makes of the endpoint's /metrics fails", 6 * 60),
+    Target("kv-full", cv.ALERT_KV_CACHE_NEARLY_FULL,
+           "KV-cache usage goes from 60 % to 95 % and stays there", 11 * 60),
+    Target("queue-growing", cv.ALERT_QUEUE_GROWING,
+           "the waiting queue grows by one request every 15 s from empty", 15 * 60),
+    Target("preemptions", cv.ALERT_PREEMPTIONS,
+           "the engine preempts a request every 30 s", 16 * 60),
+    Target("prefix-collapse", cv.ALERT_PREFIX_HIT_RATE_COLLAPSED,
+           "prefix-cache hit rate drops from 80 % (as all day yesterday) to 20 % at the same traffic",
+           60 * 60),
+    Target("spec-drop", cv.ALERT_SPEC_ACCEPTANCE_DROPPED,
+           "draft-token acceptance drops from 70 % (as all day yesterday) to 35 %", 45 * 60),
+    Target("block-size", cv.ALERT_BLOCK_SIZE_NOT_128,
+           "the endpoint comes back with --block-size 16", 6 * 60),
+    Target("ttft-regression", cv.ALERT_TTFT_P99_REGRESSION,
+           "every request's TTFT goes from 0.3 s (as a week ago) to 3 s at the same traffic", 17 * 60),
+    Target("prober-errors", cv.ALERT_PROBER_ERRORS,
+           "one prober crashes once (one monitor_error)", 2 * 60),
+)  # fmt: skip
+
+BLIPS: tuple[Blip, ...] = (
+    Blip("endpoint-one-scrape", cv.ALERT_ENDPOINT_DOWN, "one failed scrape of the endpoint"),
+    Blip("monitor-one-scrape", cv.ALERT_MONITOR_DOWN, "one failed scrape of the monitor"),
+    Blip("probes-one-failure", cv.ALERT_PROBES_FAILING, "one failed probe on m3-interactive"),
+    Blip("probes-one-round", cv.ALERT_PROBES_FAILING,
+         "every m3-interactive probe finishing within one 30 s round fails (6 probes)"),
+    Blip("probes-sparse-one-round", cv.ALERT_PROBES_FAILING, "one whole m3-repo round (2 probes) fails"),
+    Blip("probes-monitor-errors", cv.ALERT_PROBES_FAILING,
+         "every m3-interactive probe ends in monitor_error for 20 min (a monitor bug, not the service)"),
+    Blip("scrape-one-failure", cv.ALERT_SCRAPE_FAILING, "one failed monitor scrape of the endpoint"),
+    Blip("kv-one-sample", cv.ALERT_KV_CACHE_NEARLY_FULL, "KV-cache usage at 95 % in one scrape"),
+    Blip("queue-one-sample", cv.ALERT_QUEUE_GROWING, "50 requests waiting in one scrape"),
+    Blip("preemption-one", cv.ALERT_PREEMPTIONS, "a single preemption"),
+    Blip("prefix-10m", cv.ALERT_PREFIX_HIT_RATE_COLLAPSED, "10 min of cache-busting traffic (0 % hits)"),
+    Blip("spec-5m", cv.ALERT_SPEC_ACCEPTANCE_DROPPED, "5 min with no draft token accepted"),
+    Blip("ttft-3m", cv.ALERT_TTFT_P99_REGRESSION, "a 3-minute burst in which every request takes 3 s"),
+)  # fmt: skip
+
+
+def targets_for(alert: str) -> tuple[Target, ...]:
+    """The detection-time targets of ``alert`` (every operational alert has at least one)."""
+    return tuple(t for t in TARGETS if t.alert == alert)

@@ -1,0 +1,162 @@
+"""promtool unit tests of the SLO rules (``alerts/tests/slo.test.yml``): the pager against the store.
+
+For one SLO of each kind the configuration has (probe availability, probe correctness, probe
+latency, server availability, server latency), three event streams at the class's own probe
+rate (server SLOs: a steady 20 requests a minute, with aborted requests that are no events):
+
+* healthy for an hour (checked at minute 59), then half of the events bad;
+* healthy but for one bad event at minute 61 (a quiet hour must not page on it).
+
+The alerts expected at each check instant are what the store's evaluator
+(:mod:`monitor.slo.evaluate`) says for the same events, so ``promtool test rules`` proves that the
+rules and the stored evaluation agree on this configuration — rates, objectives, guards and all.
+The project's own agreement suite checks both against an independent oracle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from monitor import conventions as cv
+from monitor import events
+from monitor.generate import promql as q
+from monitor.model import SLO, Model
+from monitor.slo.evaluate import SLOEvaluation, burn_alerts, evaluate_counts
+
+MINUTES = 70
+CHECK_MINUTES = (59, 61, 62, 63, 65, 70)
+SERVER_REQUESTS_PER_MINUTE = 20.0
+FAMILIES = ("probe-counter", "probe-latency", "server-counter", "server-latency")
+
+#: Expected firing alerts -> alert-test entries (labels/annotations come from the rule objects).
+Expect = Callable[[str, SLO], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Cumulative valid and bad events at each minute 0..MINUTES (events happen on the minute)."""
+
+    name: str
+    valid: tuple[int, ...]
+    bad: tuple[int, ...]
+
+
+def events_per_minute(model: Model, slo: SLO) -> float:
+    if slo.source == "server":
+        return SERVER_REQUESTS_PER_MINUTE
+    plan = model.request_class(slo.request_class).probe
+    return len(plan.kinds) * 60.0 / plan.interval
+
+
+def streams(rate: float) -> list[Stream]:
+    valid = tuple(math.floor(rate * m) for m in range(MINUTES + 1))
+    half = tuple(0 if m <= 60 else (valid[m] - valid[60] + 1) // 2 for m in range(MINUTES + 1))
+    one = tuple(0 if m < 61 else 1 for m in range(MINUTES + 1))
+    one_valid = tuple(v + b for v, b in zip(valid, one, strict=True))
+    return [
+        Stream("healthy for an hour, then 50 % bad", valid, half),
+        Stream("one bad event in an hour", one_valid, one),
+    ]
+
+
+def family(slo: SLO) -> str:
+    kind = "latency" if slo.is_latency else "counter"
+    return f"{'probe' if slo.source == 'probes' else 'server'}-{kind}"
+
+
+def expected_at(slo: SLO, stream: Stream, minute: int) -> SLOEvaluation:
+    """The store's evaluation of ``slo`` over ``stream`` at ``minute``."""
+
+    def counts(_: str, start: float, end: float) -> tuple[float, float]:
+        lo = max(0, min(MINUTES, math.floor(start / 60)))
+        hi = max(0, min(MINUTES, math.floor(end / 60)))
+        valid, bad = stream.valid[hi] - stream.valid[lo], stream.bad[hi] - stream.bad[lo]
+        return float(valid - bad), float(valid)
+
+    return evaluate_counts(slo, minute * 60.0, counts)
+
+
+def firing(slo: SLO, evaluation: SLOEvaluation) -> set[str]:
+    names = {cv.ALERT_BURN_PAGE if a.severity == "page" else cv.ALERT_BURN_TICKET
+             for a in burn_alerts(slo, evaluation.windows)}  # fmt: skip
+    period = evaluation.window(slo.period_window)
+    if period is not None and period.budget_remaining is not None and period.budget_remaining <= 0:
+        names.add(cv.ALERT_BUDGET_EXHAUSTED)
+    return names
+
+
+def _values(cumulative: tuple[int, ...]) -> str:
+    return " ".join(str(v) for v in cumulative)
+
+
+def _probe_series(model: Model, slo: SLO, stream: Stream) -> list[dict[str, str]]:
+    endpoint = model.endpoints_for(slo.request_class)[0].name
+    kind = model.request_class(slo.request_class).probe.kinds[0]
+    base = [(cv.L_JOB, model.alerting.job_monitor), (cv.L_ENDPOINT, endpoint),
+            (cv.L_CLASS, slo.request_class), (cv.L_KIND, kind)]  # fmt: skip
+    good = tuple(v - b for v, b in zip(stream.valid, stream.bad, strict=True))
+    rule = events.definition(slo)
+    if isinstance(rule, events.CounterEvents):
+        bad_reason = next(r for r in cv.FAILURE_CATEGORIES if rule.is_bad(events.probe_labels(r)))
+        ok_labels, bad_labels = events.probe_labels(None).items(), events.probe_labels(bad_reason).items()
+        return [_series(cv.PROBE_TOTAL, [*base, *ok_labels], good),
+                _series(cv.PROBE_TOTAL, [*base, *bad_labels], stream.bad)]  # fmt: skip
+    return _histogram(rule.metric, base, rule.threshold, good, stream.valid)
+
+
+def _server_series(model: Model, slo: SLO, stream: Stream) -> list[dict[str, str]]:
+    endpoint = model.endpoints_for(slo.request_class)[0].name
+    base = [(cv.L_JOB, model.alerting.job_vllm), (cv.L_ENDPOINT, endpoint),
+            (cv.L_MODEL, cv.M3_MODEL_ID), ("engine", "0")]  # fmt: skip
+    good = tuple(v - b for v, b in zip(stream.valid, stream.bad, strict=True))
+    rule = events.definition(slo)
+    if isinstance(rule, events.CounterEvents):
+        aborted = tuple(v // 10 for v in stream.valid)  # no events: aborts are not counted
+        reason = cv.L_FINISHED_REASON
+        return [_series(rule.metric, [*base, (reason, "stop")], good),
+                _series(rule.metric, [*base, (reason, cv.FINISHED_BAD[0])], stream.bad),
+                _series(rule.metric, [*base, (reason, cv.FINISHED_NOT_COUNTED[0])], aborted)]  # fmt: skip
+    return _histogram(rule.metric, base, rule.threshold, good, stream.valid)
+
+
+def _histogram(metric: str, base: list[tuple[str, str]], threshold: float,
+               good: tuple[int, ...], total: tuple[int, ...]) -> list[dict[str, str]]:  # fmt: skip
+    return [
+        _series(f"{metric}_bucket", [*base, ("le", q.le_python_client(threshold))], good),
+        _series(f"{metric}_bucket", [*base, ("le", "+Inf")], total),
+        _series(f"{metric}_count", base, total),
+    ]
+
+
+def _series(metric: str, labels: list[tuple[str, str]], values: tuple[int, ...]) -> dict[str, str]:
+    return {"series": metric + q.matchers((k, q.eq(v)) for k, v in labels), "values": _values(values)}
+
+
+def scenario(model: Model, slo: SLO, stream: Stream, expect: Expect) -> dict[str, Any]:
+    series = _probe_series if slo.source == "probes" else _server_series
+    checks = []
+    for minute in CHECK_MINUTES:
+        fired = firing(slo, expected_at(slo, stream, minute))
+        for name in (cv.ALERT_BURN_PAGE, cv.ALERT_BURN_TICKET, cv.ALERT_BUDGET_EXHAUSTED):
+            exp = [expect(name, slo)] if name in fired else []
+            checks.append({"eval_time": f"{minute}m", "alertname": name, "exp_alerts": exp})
+    return {
+        "name": f"{slo.id} ({family(slo)}): {stream.name}",
+        "interval": "1m",
+        "input_series": series(model, slo, stream),
+        "alert_rule_test": checks,
+    }
+
+
+def slo_tests(model: Model, request_class: str, rule_file: str, expect: Expect) -> dict[str, Any]:
+    """The promtool test file of one class: its first SLO of each family, against ``rule_file``."""
+    tests = []
+    slos = model.request_class(request_class).slos
+    for fam in FAMILIES:
+        slo = next((s for s in slos if family(s) == fam), None)
+        if slo is not None:
+            tests += [scenario(model, slo, st, expect) for st in streams(events_per_minute(model, slo))]
+    return {"rule_files": [rule_file], "evaluation_interval": "1m", "tests": tests}
