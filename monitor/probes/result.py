@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from monitor.conventions import AVAILABILITY_FAILURES, FAILURE_CATEGORIES
+from monitor.conventions import AVAILABILITY_FAILURES, FAILURE_CATEGORIES, MONITOR_FAILURES
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,9 @@ class ProbeResult:
 
     @property
     def available(self) -> bool:
-        """The service answered (correctness may still have failed)."""
-        return self.reason not in AVAILABILITY_FAILURES
+        """The service answered (correctness may still have failed); False for ``monitor_error``,
+        where the monitor never learnt whether it would have (docs/slo-events.md)."""
+        return self.reason not in AVAILABILITY_FAILURES and self.reason not in MONITOR_FAILURES
 
     @property
     def completed_at(self) -> float:

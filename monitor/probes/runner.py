@@ -11,6 +11,7 @@ others. Results come back in plan order.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time
@@ -69,7 +70,16 @@ def _failed(p: PlannedProbe, started_at: float, timings: Timings, reason: str, d
 
 
 async def run_probe(p: PlannedProbe, client: httpx.AsyncClient, prober: Prober | None = None) -> ProbeResult:
-    """One probe with its timeout and crash isolation; never raises (except on cancellation)."""
+    """One probe with its timeout and crash isolation; never raises (except on cancellation).
+
+    The result is stamped with ``finished_at``, the wall-clock instant its outcome was known
+    (answer finished, failure seen, timeout expired): its SLI events happen then.
+    """
+    result = await _run_probe(p, client, prober)
+    return dataclasses.replace(result, finished_at=time.time())
+
+
+async def _run_probe(p: PlannedProbe, client: httpx.AsyncClient, prober: Prober | None) -> ProbeResult:
     prober = prober if prober is not None else PROBERS[p.spec.kind]
     started_at, t0 = time.time(), time.monotonic()
     try:

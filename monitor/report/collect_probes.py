@@ -22,7 +22,7 @@ import numpy as np
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import Session
 
-from monitor.conventions import AVAILABILITY_FAILURES
+from monitor.events import MONITOR, UNANSWERED
 from monitor.model import Model
 from monitor.report.data import BREAKDOWN_PARTS, LATENCY_KINDS, Breakdown, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
@@ -65,7 +65,8 @@ class ProbeFacts:
         self.session = session
         self.red = red
         self.in_week = (P.started_at > week.start.timestamp(), P.started_at <= week.end.timestamp())
-        self.answered = or_(P.reason.is_(None), P.reason.not_in(sorted(AVAILABILITY_FAILURES)))
+        # answered as docs/slo-events.md defines it: neither unanswered nor the monitor's own fault
+        self.answered = or_(P.reason.is_(None), P.reason.not_in(sorted((*UNANSWERED, *MONITOR))))
 
     def latency(self) -> tuple[LatencyStats, ...]:
         cols = [LATENCY_COLUMNS[k] for k in LATENCY_KINDS]

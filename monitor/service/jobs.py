@@ -23,7 +23,7 @@ from monitor.probes.runner import run_round
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
-from monitor.slo.due import STEP, evaluate_due
+from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
 from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, signals_op, spans_op
@@ -150,7 +150,8 @@ class Jobs:
         self.writer.flush()
         if self.writer.backlog:
             return 0  # the database is away: evaluating now would miss buffered events
-        now = self.clock()
+        # results completed just before a step may still be on their way to the store
+        now = self.clock() - min(SETTLE, self.evaluation_step / 2)
         step = align(now, self.evaluation_step)
         if step == self.evaluated_step:
             return 0  # this step is done; nothing new is due until the next boundary

@@ -5,7 +5,7 @@ asks the store for the last stored instant of each SLO and evaluates every misse
 ``now``, oldest first, but never further back than ``max_backfill`` (24 h) and at most
 ``max_steps`` steps per SLO per call, so a long outage is caught up over a few calls instead of
 stalling one. Stored rows are keyed by (SLO, window, instant), so evaluating a step twice is
-harmless.
+harmless. A step is evaluated :data:`SETTLE` seconds after its instant, never earlier.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from monitor.slo.evaluate import Counter, SLOEvaluation, evaluate_counts
 from monitor.slo.windows import align
 
 STEP = 60.0
+#: A step is evaluated only this long after its instant. Events happen when their outcome is known
+#: (a probe's completion, docs/slo-events.md), so a probe still in flight at the step belongs to a
+#: later one; what a step must wait for is the write of results completed just before it.
+SETTLE = 5.0
 MAX_BACKFILL = 86400.0
 MAX_STEPS = 240
 

@@ -15,8 +15,9 @@ _CLS = '{class=~"$class"}'
 
 
 def build_fleet(model: Model, banner: str) -> dict[str, Any]:
-    v, p = vllm_sel(model), probe_sel(model)
+    v = vllm_sel(model)
     ok = probe_sel(model, ',result="success"')
+    counted = probe_sel(model, f',{cv.L_REASON}!="{cv.REASON_MONITOR_ERROR}"')  # monitor faults: no event
     up = f'up{{job="{model.alerting.job_vllm}",endpoint=~"$endpoint"}}'
     lay = Layout()
     lay.row("Fleet")
@@ -79,7 +80,7 @@ def build_fleet(model: Model, banner: str) -> dict[str, Any]:
             [
                 Query(
                     f"sum by (class) (rate({cv.PROBE_TOTAL}{ok}[{RATE}]))\n"
-                    f"/ sum by (class) (rate({cv.PROBE_TOTAL}{p}[{RATE}]))",
+                    f"/ sum by (class) (rate({cv.PROBE_TOTAL}{counted}[{RATE}]))",
                     "{{class}}",
                 ),
             ],

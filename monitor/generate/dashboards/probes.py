@@ -24,6 +24,7 @@ def build(model: Model, banner: str) -> dict[str, Any]:
     p = probe_sel(model)
     fail = probe_sel(model, ',result="failure"')
     ok = probe_sel(model, ',result="success"')
+    counted = probe_sel(model, f',{cv.L_REASON}!="{cv.REASON_MONITOR_ERROR}"')  # monitor faults: no event
     lay = Layout()
     lay.row("Outcomes")
     lay.add(
@@ -32,7 +33,7 @@ def build(model: Model, banner: str) -> dict[str, Any]:
             [
                 Query(
                     f"sum by (kind) (rate({cv.PROBE_TOTAL}{ok}[{RATE}]))\n"
-                    f"/ sum by (kind) (rate({cv.PROBE_TOTAL}{p}[{RATE}]))",
+                    f"/ sum by (kind) (rate({cv.PROBE_TOTAL}{counted}[{RATE}]))",
                     "{{kind}}",
                 ),
             ],
