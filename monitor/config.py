@@ -159,8 +159,18 @@ class StorageSpec(_Strict):
     buffer_max_items: int = Field(default=100_000, ge=100)
 
 
+class CredentialsSpec(_Strict):
+    """What the generated Prometheus, Alertmanager and vLLM configs present to the monitor."""
+
+    username: Annotated[str, Field(pattern=r"^[^:\s]+$")] = "m3mon"
+    password_file: str = Field(min_length=1)
+    ca_file: str | None = None
+
+
 class ExporterSpec(_Strict):
     listen: Annotated[str, Field(pattern=_LISTEN)] = "127.0.0.1:9464"
+    web_config_file: str | None = None
+    credentials: CredentialsSpec | None = None
 
 
 class RouteSpec(_Strict):
@@ -224,6 +234,10 @@ def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
                 problems.append(
                     (("endpoints", i, "classes", j), f"unknown request class {cls!r}; known: {known}")
                 )
+    creds = spec.exporter.credentials
+    if creds and creds.ca_file and not spec.alerting.monitor_receiver_url.startswith("https://"):
+        problems.append((("alerting", "monitor_receiver_url"), "exporter.credentials.ca_file is set (the "
+                         "monitor serves TLS), so this must be an https:// URL"))  # fmt: skip
     served = {c for ep in spec.endpoints for c in ep.classes}
     for i, rc in enumerate(spec.request_classes):
         if rc.name not in served:

@@ -94,6 +94,40 @@ SLO_BURN_RATE: Final = "m3mon_slo_burn_rate"
 SLO_OBJECTIVE: Final = "m3mon_slo_objective_ratio"
 STORE_BACKLOG: Final = "m3mon_store_backlog_items"
 STORE_WRITE_ERRORS: Final = "m3mon_store_write_errors_total"
+#: Scheduled job runs by ``task`` (the scheduler's job id: ``evaluate``, ``probe:<class>``,
+#: ``scrape:<endpoint>``...) and ``result`` (JOB_RESULTS). The label is ``task``, not ``job``:
+#: Prometheus' target label ``job`` would rename a ``job`` label to ``exported_job``.
+JOB_RUNS: Final = "m3mon_job_runs_total"
+#: Unix time of a task's last successful run (0 until its first success in this process).
+JOB_LAST_SUCCESS: Final = "m3mon_job_last_success_timestamp_seconds"
+#: Requests refused before anything was stored, by ``receiver`` and ``reason``.
+RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
+#: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).
+CONFIG_RELOADS: Final = "m3mon_config_reloads_total"
+#: prometheus_client's ProcessCollector: when the process started (Unix time).
+PROCESS_START_TIME: Final = "process_start_time_seconds"
+L_TASK: Final = "task"
+L_RECEIVER: Final = "receiver"
+JOB_RESULTS: Final = ("success", "failure", "skipped")
+TASK_EVALUATE: Final = "evaluate"
+#: Receivers that take data from other systems (the exporter's own paths count as ``exporter``).
+RECEIVER_ALERTMANAGER: Final = "alertmanager"
+RECEIVER_OTLP: Final = "otlp"
+RECEIVERS: Final = (RECEIVER_ALERTMANAGER, RECEIVER_OTLP)
+REJECT_REASONS: Final = ("unauthorized", "too_large", "too_slow", "invalid", "unsupported")
+
+
+def probe_task(request_class: str) -> str:
+    """The scheduler's job id (and ``task`` label) of a request class's probe rounds."""
+    return f"probe:{request_class}"
+
+
+#: Store ops that failed for a reason of their own (not an unreachable database), written to the
+#: dead-letter file in ``storage.buffer_dir`` instead of the database; by ``reason``.
+STORE_DEAD_LETTERS: Final = "m3mon_store_dead_letters_total"
+#: ``reason`` values of STORE_DEAD_LETTERS (monitor.store.failures): a value that does not fit its
+#: column, a violated constraint, a malformed op, anything else.
+DEAD_LETTER_REASONS: Final = ("data_error", "integrity_error", "invalid_op", "other")
 
 # --- labels ---------------------------------------------------------------------------------
 
@@ -240,6 +274,11 @@ ALERT_SPEC_ACCEPTANCE_DROPPED: Final = "VLLMSpecDecodeAcceptanceDropped"
 ALERT_BLOCK_SIZE_NOT_128: Final = "VLLMBlockSizeNot128"
 ALERT_TTFT_P99_REGRESSION: Final = "VLLMTTFTP99Regression"
 ALERT_PROBER_ERRORS: Final = "M3MonProberErrors"
+ALERT_STORE_DEAD_LETTERS: Final = "M3MonStoreDeadLetters"
+ALERT_STORE_SPOOL_GROWING: Final = "M3MonStoreSpoolGrowing"
+ALERT_EVALUATION_STALE: Final = "M3MonEvaluationStale"
+ALERT_PROBES_NOT_RUNNING: Final = "M3MonProbesNotRunning"
+ALERT_RECEIVER_REJECTING: Final = "M3MonReceiverRejecting"
 SLO_ALERT_NAMES: Final = (
     ALERT_BURN_PAGE,
     ALERT_BURN_TICKET,
@@ -260,6 +299,11 @@ OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_BLOCK_SIZE_NOT_128,
     ALERT_TTFT_P99_REGRESSION,
     ALERT_PROBER_ERRORS,
+    ALERT_STORE_DEAD_LETTERS,
+    ALERT_STORE_SPOOL_GROWING,
+    ALERT_EVALUATION_STALE,
+    ALERT_PROBES_NOT_RUNNING,
+    ALERT_RECEIVER_REJECTING,
 )
 
 # --- OTLP trace receiver (m3mon run, POST /v1/traces) ----------------------------------------

@@ -1,8 +1,9 @@
 """The documented error hierarchy of m3-monitor.
 
 Every error the package raises on purpose derives from :class:`M3MonError`, so callers can
-catch one base class. The CLI maps :class:`ConfigError` to exit status 2 and other
-:class:`M3MonError` subclasses to exit status 1.
+catch one base class. The CLI maps :class:`ConfigError` and :class:`UsageError` (bad input) to
+exit status 2 and other :class:`M3MonError` subclasses (a failed check or operation) to exit
+status 1, each as one line (``monitor.cli.failures``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ class ConfigError(M3MonError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
+
+
+class UsageError(M3MonError):
+    """A command-line value is not acceptable (``--at yesterday``, ``--week 2026-W99``); exit status 2."""
 
 
 class ScrapeError(M3MonError):

@@ -2,19 +2,29 @@
 
 Each stage defines its own metrics next to its code (:mod:`monitor.scrape.metrics`,
 :mod:`monitor.probes.metrics`, :mod:`monitor.slo.metrics`, :mod:`monitor.store.metrics`,
-:mod:`monitor.traces.metrics`); this module puts them in one
-:class:`~prometheus_client.CollectorRegistry` and adds the endpoint health gauge. Raw vLLM
-series are never re-exported: Prometheus scrapes vLLM itself.
+:mod:`monitor.traces.metrics`, :mod:`monitor.service.metrics`); this module puts them in one
+:class:`~prometheus_client.CollectorRegistry` with the process, GC and platform collectors of
+``prometheus_client`` and adds the endpoint health gauge. Raw vLLM series are never re-exported:
+Prometheus scrapes vLLM itself.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Gauge, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Gauge,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.metrics import MetricWrapperBase
 
 from monitor.conventions import HEALTH_UP, L_ENDPOINT
 from monitor.model import Model
-from monitor.probes.metrics import ProbeMetrics
+from monitor.probes.metrics import ProbeMetrics, targets
 from monitor.scrape.metrics import ScrapeMetrics
+from monitor.service.metrics import ServiceMetrics
 from monitor.slo.metrics import SLOMetrics
 from monitor.store.metrics import StoreMetrics
 from monitor.traces.metrics import TraceMetrics
@@ -25,11 +35,16 @@ class Exporter:
 
     def __init__(self, model: Model) -> None:
         self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
+        GCCollector(registry=self.registry)
+        self.model = model
         self.scrape = ScrapeMetrics(self.registry)
         self.probes = ProbeMetrics.for_model(self.registry, model)
         self.slo = SLOMetrics(self.registry)
         self.store = StoreMetrics(self.registry)
         self.traces = TraceMetrics(self.registry)
+        self.service = ServiceMetrics(self.registry)
         self.health_up = Gauge(
             HEALTH_UP,
             "1 when the endpoint's /health answered 200 at the last check, else 0.",
@@ -37,6 +52,30 @@ class Exporter:
             registry=self.registry,
         )
 
+    def apply(self, model: Model) -> None:
+        """Follow a reloaded configuration: probe series for its targets and buckets, no stale series.
+
+        When the probe targets or the latency buckets change, the probe families are rebuilt
+        (their counters restart at 0, which Prometheus reads as a counter reset).
+        """
+        old, self.model = self.model, model
+        if targets(old) != targets(model) or old.latency_buckets() != model.latency_buckets():
+            for collector in vars(self.probes).values():
+                if isinstance(collector, MetricWrapperBase):
+                    self.registry.unregister(collector)
+            self.probes = ProbeMetrics.for_model(self.registry, model)
+        for gone in {e.name for e in old.endpoints} - {e.name for e in model.endpoints}:
+            for gauge in (self.health_up, self.scrape.success):
+                if (gone,) in _children(gauge):
+                    gauge.remove(gone)
+        if old.slos != model.slos:
+            for gauge in (self.slo.attainment, self.slo.budget, self.slo.burn, self.slo.objective):
+                gauge.clear()  # the next evaluation publishes the new set
+
     def render(self) -> bytes:
         """The exposition text (Prometheus text format 0.0.4)."""
         return generate_latest(self.registry)
+
+
+def _children(gauge: Gauge) -> set[tuple[str, ...]]:
+    return {tuple(sample.labels.values()) for metric in gauge.collect() for sample in metric.samples}

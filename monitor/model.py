@@ -71,8 +71,9 @@ class SLO:
 
     @property
     def budget(self) -> float:
-        """Allowed error ratio: 1 − objective."""
-        return 1.0 - self.objective
+        """Allowed error ratio: 1 − objective, rounded to 12 decimals so 99.9 % is exactly the
+        0.001 the rules write (1 − 0.999 is 0.0009999999999998899 in binary floating point)."""
+        return round(1.0 - self.objective, 12)
 
     @property
     def is_latency(self) -> bool:
@@ -150,6 +151,15 @@ class Storage:
 
 
 @dataclass(frozen=True)
+class Credentials:
+    """What Prometheus, Alertmanager and vLLM present to the monitor (basic auth, optional CA)."""
+
+    username: str
+    password_file: str
+    ca_file: str | None = None
+
+
+@dataclass(frozen=True)
 class Model:
     """The whole monitored deployment, as the rest of the package sees it."""
 
@@ -160,6 +170,9 @@ class Model:
     exporter_listen: str
     alerting: Alerting
     report: Report
+    #: exporter-toolkit web config the service serves with (resolved against the config's folder).
+    web_config_file: str | None = None
+    credentials: Credentials | None = None
 
     @property
     def slos(self) -> tuple[SLO, ...]:
@@ -256,7 +269,16 @@ def build_model(spec: ConfigSpec, source: str = "<config>") -> Model:
         exporter_listen=spec.exporter.listen,
         alerting=alerting,
         report=report,
+        web_config_file=_beside(source, spec.exporter.web_config_file),
+        credentials=Credentials(**creds.model_dump()) if (creds := spec.exporter.credentials) else None,
     )
+
+
+def _beside(source: str, path: str | None) -> str | None:
+    """``path`` as given when absolute, else relative to the folder of the config file ``source``."""
+    if path is None or Path(path).is_absolute() or source.startswith("<"):
+        return path
+    return str(Path(source).parent / path)
 
 
 def load_model(path: str | Path) -> Model:

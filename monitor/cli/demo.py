@@ -21,11 +21,13 @@ def register(sub: Any) -> None:
     p.add_argument("--config", type=Path, default=EXAMPLE, help="example config to derive the demo from")
     p.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder (replaced)")
     p.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length (e.g. 0.3)")
+    p.add_argument("--history", type=float, default=7.0, metavar="DAYS",
+                   help="days of generated history written before the live phases (0: none)")  # fmt: skip
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from monitor.demo.story import run_demo
 
-    run_demo(args.config, args.out.resolve(), args.scale)
+    run_demo(args.config, args.out.resolve(), args.scale, args.history)
     return 0

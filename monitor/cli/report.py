@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from monitor.errors import ReportError
+from monitor.errors import ReportError, UsageError
+
+if TYPE_CHECKING:
+    from monitor.report.data import Period
 
 
 def register(sub: Any) -> None:
@@ -42,24 +45,32 @@ def _now(text: str | None) -> datetime:
     try:
         now = datetime.fromisoformat(text)
     except ValueError:
-        raise ReportError(f"--now: expected an ISO 8601 time, got {text!r}") from None
+        raise UsageError(f"--now: expected an ISO 8601 time, got {text!r}") from None
     return now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+
+
+def _period(args: argparse.Namespace, timezone: str, now: datetime) -> Period:
+    from monitor.report import periods
+
+    tz = periods.zone(timezone)
+    if args.week:
+        return periods.iso_week(args.week, tz)
+    if args.since:
+        return periods.since(args.since, now.astimezone(tz))
+    return periods.last_complete_week(now, tz)
 
 
 def run(args: argparse.Namespace) -> int:
     from monitor.model import load_model
-    from monitor.report import delivery, generate, periods
+    from monitor.report import delivery, generate
     from monitor.store import Store
 
     model = load_model(args.config)
-    tz = periods.zone(model.report.timezone)
     now = _now(args.now)
-    if args.week:
-        week = periods.iso_week(args.week, tz)
-    elif args.since:
-        week = periods.since(args.since, now.astimezone(tz))
-    else:
-        week = periods.last_complete_week(now, tz)
+    try:
+        week = _period(args, model.report.timezone, now)
+    except ReportError as exc:  # a bad --week, --since or report.timezone: bad input
+        raise UsageError(str(exc)) from None
     store = Store(args.db or model.storage.url)
     try:
         rendered = generate.render(generate.build(model, store, week, now))

@@ -12,9 +12,10 @@ def register(sub: Any) -> None:
         "run",
         help="run the service: scrapes, probes, SLO evaluation, exporter, Alertmanager receiver",
         description="Run scrapes, probes, SLO evaluation, retention and the weekly report on schedule; "
-        "serve the exporter (/metrics) and the Alertmanager receiver (/alertmanager) on the configured "
-        "address. Stops cleanly on SIGTERM or SIGINT. The store must be migrated (m3mon db upgrade), "
-        "unless --upgrade is given.",
+        "serve the exporter (/metrics), the Alertmanager receiver (/alertmanager), the OTLP trace "
+        "receiver (/v1/traces), /-/healthy, /-/ready and /-/reload on the configured address. "
+        "SIGHUP reloads the configuration; SIGTERM or SIGINT stop cleanly. The store must be "
+        "migrated (m3mon db upgrade), unless --upgrade is given.",
     )
     p.add_argument("-c", "--config", required=True, metavar="FILE", help="configuration file")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this many seconds")
@@ -27,18 +28,42 @@ def register(sub: Any) -> None:
         help="evaluate SLOs at instants aligned to this step (default 60)",
     )
     p.add_argument("--no-report", action="store_true", help="do not send the scheduled weekly report")
+    p.add_argument(
+        "--web.config.file",
+        dest="web_config_file",
+        metavar="FILE",
+        help="exporter-toolkit web config (TLS, basic auth); overrides exporter.web_config_file",
+    )
+    p.add_argument(
+        "--log.format",
+        dest="log_format",
+        choices=("plain", "logfmt", "json"),
+        default="plain",
+        help="log line format (default plain)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from monitor.model import load_model
+    from monitor.service.logs import configure
+    from monitor.service.reload import load_web
     from monitor.service.service import Service
+    from monitor.web.config import check_exposure
 
+    configure(args.log_format)
     model = load_model(args.config)
+    # a bad web config or an unprotected non-loopback listen fails here, before the database is touched
+    check_exposure(model.exporter_listen, load_web(model, args.web_config_file), model.source)
     if args.upgrade:
         from monitor.store.migrate import upgrade
 
         upgrade(model.storage.url)
-    service = Service(model, send_reports=not args.no_report, evaluation_step=args.evaluation_step)
+    service = Service(
+        model,
+        send_reports=not args.no_report,
+        evaluation_step=args.evaluation_step,
+        web_config=args.web_config_file,
+    )
     asyncio.run(service.serve(args.duration))
     return 0

@@ -105,10 +105,15 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from monitor.errors import UsageError
     from monitor.sim.app import create_app, tune_gc
+    from monitor.sim.faults import FaultError
     from monitor.sim.wire import StampingHttpToolsProtocol
 
-    cfg = config_from_args(args)
+    try:
+        cfg = config_from_args(args)
+    except FaultError as exc:  # a bad --faults value: bad input
+        raise UsageError(str(exc)) from None
     print(
         f"m3mon sim: vLLM {VLLM_VERSION} imitation serving {cfg.model} on http://{cfg.host}:{cfg.port}",
         flush=True,

@@ -14,7 +14,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from monitor.errors import ConfigError
+from monitor.errors import UsageError
 from monitor.slo.evaluate import SLOEvaluation
 
 #: Windows shown in the status table, in order; "period" stands for the SLO's own (30d or 28d).
@@ -47,7 +47,7 @@ def parse_time(text: str | None) -> float:
     try:
         d = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise ConfigError([f"--at: expected ISO 8601 time or Unix seconds, got {text!r}"]) from None
+        raise UsageError(f"--at: expected an ISO 8601 time or Unix seconds, got {text!r}") from None
     return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
 
 

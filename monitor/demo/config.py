@@ -23,6 +23,11 @@ DEMO_MIN_EVENTS = 10
 DEMO_LONG_PROMPT_CAP = 24000
 
 
+def demo_database(out: Path) -> Path:
+    """The demo's SQLite file, in a folder of its own (the history's outage renames that folder)."""
+    return out / "db" / "m3mon.db"
+
+
 def demo_config(example: Path, out: Path, sim_urls: dict[str, str], exporter_port: int) -> dict[str, Any]:
     """The example config rewritten for the demo (a plain dict, validated when loaded)."""
     cfg: dict[str, Any] = yaml.safe_load(example.read_text(encoding="utf-8"))
@@ -41,7 +46,7 @@ def demo_config(example: Path, out: Path, sim_urls: dict[str, str], exporter_por
             probe["tool_delay"] = "50ms"
         for slo in cls.get("slos", []):
             slo.setdefault("min_events", DEMO_MIN_EVENTS)
-    cfg["storage"] = {"url": f"sqlite:///{out / 'm3mon.db'}", "buffer_dir": str(out / "spool")}
+    cfg["storage"] = {"url": f"sqlite:///{demo_database(out)}", "buffer_dir": str(out / "spool")}
     cfg["exporter"] = {"listen": f"127.0.0.1:{exporter_port}"}
     cfg["alerting"]["monitor_receiver_url"] = f"http://127.0.0.1:{exporter_port}/alertmanager"
     cfg["report"] = {"recipients": [], "timezone": "UTC"}

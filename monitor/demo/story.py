@@ -19,7 +19,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from monitor.demo.config import demo_config, write_demo_config
+from monitor.demo.config import demo_config, demo_database, write_demo_config
+from monitor.demo.history import NO_SPANS, write_demo_history
 from monitor.demo.summary import print_summary, progress_line
 from monitor.model import Model, load_model
 from monitor.service.service import Service
@@ -63,17 +64,29 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _simulators(example: Path) -> Iterator[dict[str, SimHandle]]:
-    """One simulator per endpoint of the example config, sized like its pool."""
+def _simulators(example: Path, otlp: str) -> Iterator[dict[str, SimHandle]]:
+    """One simulator per endpoint of the example config, sized like its pool, exporting spans to
+    ``otlp`` (the monitor's ``/v1/traces``) except the pools in :data:`NO_SPANS`."""
     model = load_model(example)
     with ExitStack() as stack:
         sims = {
             ep.name: stack.enter_context(
-                running_simulator(max_model_len=ep.deployment.max_model_len or 131072, seed=i)
+                running_simulator(
+                    max_model_len=ep.deployment.max_model_len or 131072,
+                    seed=i,
+                    otlp_traces_endpoint=None if ep.name in NO_SPANS else otlp,
+                )
             )
             for i, ep in enumerate(model.endpoints)
         }
         yield sims
+
+
+def _flush_spans(sims: dict[str, SimHandle]) -> None:
+    """Export the spans the simulators still hold while the monitor is there to receive them."""
+    for sim in sims.values():
+        if sim.sim.tracer is not None:
+            sim.sim.tracer.provider.force_flush(5000)
 
 
 #: (phase name, wall-clock start, wall-clock end) of each phase that ran.
@@ -96,22 +109,23 @@ async def _drive(service: Service, sims: dict[str, SimHandle], scale: float) -> 
                 print(progress_line(service, time.monotonic() - started), flush=True)
             done.append((phase.name, begin, time.time()))
     finally:
+        await asyncio.to_thread(_flush_spans, sims)
         service.stopping.set()
         await task
     return done
 
 
-def run_demo(example: Path, out: Path, scale: float = 1.0) -> Model:
-    """Run the story; returns the demo model (its store holds everything that was measured)."""
+def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = 7.0) -> Model:
+    """Run the story (after ``history`` days of generated history); returns the demo model."""
     # The scheduler's "skipped: maximum number of running instances" notes are expected when a
     # probe round outlasts its interval during the incident; keep the story readable.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
     if out.exists():
         shutil.rmtree(out)
-    out.mkdir(parents=True)
+    demo_database(out).parent.mkdir(parents=True)
     print(f"m3mon demo: output folder {out}")
-    with _simulators(example) as sims:
-        port = _free_port()
+    port = _free_port()
+    with _simulators(example, f"http://127.0.0.1:{port}") as sims:
         cfg = demo_config(example, out, {n: s.base_url for n, s in sims.items()}, port)
         config_path = out / "demo-config.yaml"
         write_demo_config(cfg, config_path)
@@ -120,7 +134,13 @@ def run_demo(example: Path, out: Path, scale: float = 1.0) -> Model:
         for name, sim in sims.items():
             print(f"  simulator for {name:<15} {sim.base_url}")
         print(f"  exporter   http://127.0.0.1:{port}/metrics   store {model.storage.url}")
+        start = None
+        if history > 0:
+            hist = write_demo_history(
+                model, load_model(example), demo_database(out), out / "history-spool", history
+            )
+            start = hist.scenario.start
         service = Service(model, send_reports=False, evaluation_step=DEMO_EVALUATION_STEP)
         done = asyncio.run(_drive(service, sims, scale))
-    print_summary(model, out, done, service.jobs.history)
+    print_summary(model, out, done, start)
     return model

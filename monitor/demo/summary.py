@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
 
 from monitor.model import Model
-from monitor.scrape.signals import Signals
+from monitor.report.data import Period
 from monitor.slo.evaluate import burn_alerts
 from monitor.store import Store
 from monitor.store.evaluations import EvaluationRepo
+from monitor.store.tables import ScrapeIntervalRow
 
 if TYPE_CHECKING:
     from monitor.service.service import Service
@@ -24,6 +27,9 @@ if TYPE_CHECKING:
 TABLE_NOTE = """  (attained, budget left: the latest evaluation over the SLO period, which holds only
    these minutes of data, so a few failures spend many times a 30-day budget; worst status
    and fired: over the whole run, with the SRE Workbook's multi-window burn-rate conditions)"""
+HISTORY_NOTE = """  (attained, budget left: the latest evaluation over the SLO period, which holds the
+   generated history and these minutes; worst status and fired: over the live run only, with the
+   SRE Workbook's multi-window burn-rate conditions; the week's incidents are in the report)"""
 
 
 def _pct(value: float | None) -> str:
@@ -31,10 +37,10 @@ def _pct(value: float | None) -> str:
 
 
 def progress_line(service: Service, elapsed: float) -> str:
-    results = service.jobs.probe_results
-    failed = Counter(r.reason for r in results if not r.ok)
+    outcomes = service.jobs.probe_outcomes
+    failed = Counter({k: v for k, v in outcomes.items() if k != "ok"})
     worst = ", ".join(f"{k}={v}" for k, v in failed.most_common(3)) or "none"
-    return f"  t+{elapsed:5.0f}s  probes {len(results):4d}  failed {sum(failed.values()):3d} ({worst})"
+    return f"  t+{elapsed:5.0f}s  probes {outcomes.total():4d}  failed {failed.total():3d} ({worst})"
 
 
 def slo_table(model: Model, store: Store, since: float) -> list[str]:
@@ -59,62 +65,88 @@ def slo_table(model: Model, store: Store, since: float) -> list[str]:
     return rows
 
 
-def _means(items: list[Signals]) -> tuple[float, dict[str, float | None]]:
-    """Requests and mean e2e / queue / prefill / decode seconds over a run of intervals."""
+def _means(histograms: list[dict[str, Any]]) -> tuple[float, dict[str, float | None]]:
+    """Requests and mean e2e / queue / prefill / decode seconds over stored intervals' histograms."""
     sums: dict[str, float] = dict.fromkeys(("e2e", "queue", "prefill", "decode"), 0.0)
     counts = dict(sums)
-    for sig in items:
+    for stored in histograms:
         for name in sums:
-            h = sig.total.histograms.get(name)
-            if h is not None and h.count > 0:
-                sums[name] += h.sum
-                counts[name] += h.count
+            h = stored.get(name)
+            if h is not None and h.get("count"):
+                sums[name] += float(h["sum"])
+                counts[name] += float(h["count"])
     return counts["e2e"], {k: (sums[k] / counts[k] if counts[k] else None) for k in sums}
 
 
-def latency_lines(history: dict[str, list[Signals]], phases: list[tuple[str, float, float]]) -> list[str]:
+def _stored_histograms(store: Store, endpoint: str, start: float, end: float) -> list[dict[str, Any]]:
+    """The histograms of the endpoint's stored intervals ending in ``(start, end]``."""
+    s = ScrapeIntervalRow
+    query = select(s.histograms).where(s.endpoint == endpoint, s.end > start, s.end <= end)
+    with store.session() as session:
+        return list(session.scalars(query))
+
+
+def latency_lines(model: Model, store: Store, phases: list[tuple[str, float, float]]) -> list[str]:
     """Where latency went, per endpoint and phase: mean queue / prefill / decode against mean e2e."""
     cols = " ".join(f"{c:>8}" for c in ("requests", "e2e", "queue", "prefill", "decode"))
     rows = [f"  {'endpoint':<16} {'phase':<10} {cols}"]
-    for endpoint, items in history.items():
+    for endpoint in (e.name for e in model.endpoints):
         for phase, start, end in phases:
-            count, means = _means([s for s in items if start < s.end <= end])
+            count, means = _means(_stored_histograms(store, endpoint, start, end))
             cells = " ".join(f"{'-' if v is None else f'{v:.2f}s':>8}" for v in means.values())
             rows.append(f"  {endpoint:<16} {phase.split(':')[0]:<10} {count:>8.0f} {cells}")
     return rows
 
 
-def write_artifacts(model: Model, out: Path) -> list[str]:
-    """Generated rules, dashboards and the report, written into ``out``; returns what was written."""
-    from monitor.generate.output import rendered_files, write_files
-    from monitor.report import generate as report
+def report_period(history_start: float | None, now: datetime) -> Period:
+    """The demo report's period: from the generated history's start (the whole of it and the live
+    run), else the last day, as before there was history."""
     from monitor.report.periods import since
+
+    if history_start is None:
+        return since("1d", now)
+    start = datetime.fromtimestamp(history_start, UTC)
+    return Period(f"{start:%Y-%m-%d %H:%M} to {now:%Y-%m-%d %H:%M} UTC", start, now)
+
+
+def write_artifacts(
+    model: Model, out: Path, history_start: float | None = None
+) -> tuple[list[str], list[str]]:
+    """Generated rules, dashboards and the report, written into ``out``; returns what was written
+    and the report's reader's summary (one line per class)."""
+    from monitor.generate.output import rendered_files, write_files
+    from monitor.report import display
+    from monitor.report import generate as report
 
     config = Path(model.source)
     write_files(rendered_files(model, config.name, config.read_text(encoding="utf-8")), out / "generated")
     store = Store(model.storage.url)
     try:
         now = datetime.now(UTC)
-        paths = report.write(report.render(report.build(model, store, since("1d", now), now)), out / "report")
+        data = report.build(model, store, report_period(history_start, now), now)
+        paths = report.write(report.render(data), out / "report")
     finally:
         store.close()
-    return [str(out / "generated"), *(str(p) for p in paths.values())]
+    story = [f"  {display.reader_line(r)}" for r in data.reader]
+    return [str(out / "generated"), *(str(p) for p in paths.values())], story
 
 
 def print_summary(
-    model: Model, out: Path, phases: list[tuple[str, float, float]], history: dict[str, list[Signals]]
+    model: Model, out: Path, phases: list[tuple[str, float, float]], history_start: float | None = None
 ) -> None:
     since = phases[0][1]
     store = Store(model.storage.url)
     try:
         print("\n== SLO status per class (from the store)")
         print("\n".join(slo_table(model, store, since)))
-        print(TABLE_NOTE)
+        print(HISTORY_NOTE if history_start is not None else TABLE_NOTE)
+        print("\n== Where latency went (server-side means per phase, from the store)")
+        print("\n".join(latency_lines(model, store, phases)))
     finally:
         store.close()
-    print("\n== Where latency went (server-side means per phase)")
-    print("\n".join(latency_lines(history, phases)))
-    written = write_artifacts(model, out)
+    written, story = write_artifacts(model, out, history_start)
+    print("\n== The report's summary (in short)")
+    print("\n".join(story))
     print("\n== Output")
     print(f"  everything is in {out}:")
     print(f"    {out / 'demo-config.yaml'}  (reuse with: m3mon run -c {out / 'demo-config.yaml'})")

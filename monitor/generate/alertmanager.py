@@ -2,7 +2,9 @@
 
 Both severity routes ``continue`` so the catch-all route then hands every alert to the monitor's
 ``/alertmanager`` receiver, which records alert events next to the SLO history. Tickets of an SLO
-are inhibited while the same SLO (same ``class`` and ``slo``) pages.
+are inhibited while the same SLO (same ``class`` and ``slo``) pages. With ``exporter.credentials``
+the monitor's webhook authenticates (``http_config.basic_auth`` with a ``password_file``, and the
+CA of the monitor's TLS certificate when one is configured).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
+from monitor.generate.prometheus_config import monitor_client
 from monitor.model import Model
 
 MONITOR_RECEIVER = "m3mon"
@@ -19,10 +22,13 @@ def _matchers(labels: tuple[tuple[str, str], ...]) -> list[str]:
     return [f'{k}="{v}"' for k, v in labels]
 
 
-def _receiver(name: str, url: str | None, send_resolved: bool = True) -> dict[str, Any]:
+def _receiver(name: str, url: str | None, http_config: dict[str, Any] | None = None) -> dict[str, Any]:
     if url is None:
         return {"name": name}
-    return {"name": name, "webhook_configs": [{"url": url, "send_resolved": send_resolved}]}
+    webhook: dict[str, Any] = {"url": url, "send_resolved": True}
+    if http_config:
+        webhook["http_config"] = http_config
+    return {"name": name, "webhook_configs": [webhook]}
 
 
 def alertmanager_config(model: Model) -> dict[str, Any]:
@@ -46,7 +52,7 @@ def alertmanager_config(model: Model) -> dict[str, Any]:
         "receivers": [
             _receiver(a.page_receiver, a.page_webhook),
             _receiver(a.ticket_receiver, a.ticket_webhook),
-            _receiver(MONITOR_RECEIVER, a.monitor_receiver_url),
+            _receiver(MONITOR_RECEIVER, a.monitor_receiver_url, monitor_client(model)),
         ],
         "inhibit_rules": [
             {

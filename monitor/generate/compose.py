@@ -5,7 +5,9 @@ Every service uses the host network, so the addresses of the configuration (``12
 both compose and the tests. Profiles: ``gpu`` starts one vLLM server per configured endpoint
 (8 GPUs each, the MiniMax-M3 recipe flags); ``sim`` starts ``m3mon sim`` in its place, so the
 whole stack runs without GPUs. The vLLM image is ``${VLLM_IMAGE}`` (default: the recipe's tag);
-pin it by digest with ``VLLM_IMAGE_DIGEST`` in ``.env``.
+pin it by digest with ``VLLM_IMAGE_DIGEST`` in ``.env``. vLLM (and the simulator) export their
+request spans over OTLP/HTTP protobuf to the monitor's ``/v1/traces``; with
+``exporter.credentials`` every client of the monitor authenticates (:mod:`.compose_secrets`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from monitor import conventions as cv
+from monitor.generate.compose_secrets import (
+    MONITOR_SECRETS,
+    WEB_CONFIG,
+    client_secrets,
+    monitor_secrets,
+    otlp_exporter,
+    secrets_section,
+)
 from monitor.generate.provisioning import DASHBOARD_DIR
 from monitor.model import STORAGE_URL_ENV, Endpoint, Model
 
@@ -82,7 +92,7 @@ def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
         "minimax_m3",
         "--enable-auto-tool-choice",
         "--otlp-traces-endpoint",
-        "${OTLP_TRACES_ENDPOINT:-http://127.0.0.1:4317}",
+        f"${{OTLP_TRACES_ENDPOINT:-{_traces_url(model)}}}",
     ]
     return {
         "profiles": ["gpu"],
@@ -90,9 +100,8 @@ def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
         "network_mode": "host",
         "ipc": "host",
         "shm_size": "32gb",
-        "environment": {"HF_TOKEN": "${HF_TOKEN:-}"},
         "volumes": ["${HF_CACHE:-~/.cache/huggingface}:/root/.cache/huggingface"],
-        "command": args,
+        **otlp_exporter(model, ["vllm", "serve", *args], args, env={"HF_TOKEN": "${HF_TOKEN:-}"}),
         "deploy": {
             "resources": {
                 "reservations": {"devices": [{"driver": "nvidia", "count": tp, "capabilities": ["gpu"]}]}
@@ -103,28 +112,38 @@ def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
     }
 
 
+def _traces_url(model: Model) -> str:
+    """The monitor's OTLP/HTTP receiver, on the origin of its Alertmanager receiver URL."""
+    url = urlsplit(model.alerting.monitor_receiver_url)
+    return f"{url.scheme}://{url.netloc}/v1/traces"
+
+
 def _sim(model: Model, e: Endpoint) -> dict[str, Any]:
+    command = [
+        "m3mon",
+        "sim",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        _port(e),
+        "--max-model-len",
+        str(_max_len(model, e)),
+    ]
     return {
         "profiles": ["sim"],
         "image": MONITOR_IMAGE,
         "build": ".",
         "network_mode": "host",
-        "command": [
-            "m3mon",
-            "sim",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            _port(e),
-            "--max-model-len",
-            str(_max_len(model, e)),
-        ],
+        **otlp_exporter(model, [*command, "--otlp-traces-endpoint", _traces_url(model)]),
         "healthcheck": _health(f"http://127.0.0.1:{_port(e)}/health", "30s"),
         "restart": "unless-stopped",
     }
 
 
-def _core() -> dict[str, Any]:
+def _core(model: Model) -> dict[str, Any]:
+    monitor_command = ["m3mon", "run", "-c", "/etc/m3mon/monitor.yaml", "--upgrade"]  # migrate, then run
+    if model.credentials is not None:
+        monitor_command += ["--web.config.file", f"{MONITOR_SECRETS}/{WEB_CONFIG}"]
     return {
         "prometheus": {
             "image": PROMETHEUS_IMAGE,
@@ -135,6 +154,7 @@ def _core() -> dict[str, Any]:
                 "./alerts:/etc/prometheus/rules:ro",
                 "prometheus-data:/prometheus",
             ],
+            **client_secrets(model),
             "restart": "unless-stopped",
         },
         "alertmanager": {
@@ -142,6 +162,7 @@ def _core() -> dict[str, Any]:
             "network_mode": "host",
             "command": ["--config.file=/etc/alertmanager/alertmanager.yml"],
             "volumes": ["./alerts/alertmanager.yml:/etc/alertmanager/alertmanager.yml:ro"],
+            **client_secrets(model),
             "restart": "unless-stopped",
         },
         "grafana": {
@@ -177,12 +198,13 @@ def _core() -> dict[str, Any]:
             "image": MONITOR_IMAGE,
             "build": ".",
             "network_mode": "host",
-            "command": ["m3mon", "run", "-c", "/etc/m3mon/monitor.yaml", "--upgrade"],  # migrate, then run
+            "command": monitor_command,
             "environment": {
                 "M3_API_KEY": "${M3_API_KEY:-}",
                 STORAGE_URL_ENV: PG_URL,
             },
             "volumes": ["./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro", "monitor-data:/var/lib/m3mon"],
+            **monitor_secrets(model),
             "working_dir": "/var/lib/m3mon",
             "depends_on": {"postgres": {"condition": "service_healthy"}},
             "restart": "unless-stopped",
@@ -196,9 +218,10 @@ def compose_file(model: Model) -> dict[str, Any]:
     for e in model.endpoints:
         services[f"vllm-{e.name}"] = _vllm(model, e)
         services[f"sim-{e.name}"] = _sim(model, e)
-    services.update(_core())
+    services.update(_core(model))
     return {
         "name": "m3mon",
         "services": services,
         "volumes": {"prometheus-data": {}, "postgres-data": {}, "monitor-data": {}},
+        **secrets_section(model),
     }

@@ -6,7 +6,9 @@ series Prometheus ingests, within which the alert must be *firing* (past its ``f
 :class:`Blip` is the opposite promise: a one-off event that must never fire the alert.
 
 The rules in :mod:`monitor.generate.operational_rules` are tuned to keep these promises, and
-``tests/generate/test_detection_operational.py`` replays every scenario, written by hand as input
+``tests/generate/test_detection_operational.py`` (the store's alerts:
+``tests/generate/test_detection_store.py``, the monitor's own: ``tests/generate/test_detection_self.py``)
+replays every scenario, written by hand as input
 series at the example configuration's rates, through the generated rules with the real
 ``promtool test rules``. docs/generate.md ("Detection-time targets") shows the same table.
 
@@ -74,6 +76,17 @@ TARGETS: tuple[Target, ...] = (
            "every request's TTFT goes from 0.3 s (as a week ago) to 3 s at the same traffic", 17 * 60),
     Target("prober-errors", cv.ALERT_PROBER_ERRORS,
            "one prober crashes once (one monitor_error)", 2 * 60),
+    Target("store-dead-letter", cv.ALERT_STORE_DEAD_LETTERS,
+           "one store write fails on its own and is set aside in the dead-letter file", 2 * 60),
+    Target("store-spool-growing", cv.ALERT_STORE_SPOOL_GROWING,
+           "the database goes away while the monitor keeps writing (12 writes a minute, all spooled)",
+           11 * 60),
+    Target("evaluation-stale", cv.ALERT_EVALUATION_STALE,
+           "the monitor's SLO evaluation stops completing (every evaluate run fails)", 6 * 60),
+    Target("probes-not-running", cv.ALERT_PROBES_NOT_RUNNING,
+           "interactive-32k probe rounds (every 30 s) stop completing", 11 * 60),
+    Target("receiver-rejecting", cv.ALERT_RECEIVER_REJECTING,
+           "Alertmanager's webhook to the monitor is refused once a minute (a rotated password)", 3 * 60),
 )  # fmt: skip
 
 BLIPS: tuple[Blip, ...] = (
@@ -92,6 +105,16 @@ BLIPS: tuple[Blip, ...] = (
     Blip("prefix-10m", cv.ALERT_PREFIX_HIT_RATE_COLLAPSED, "10 min of cache-busting traffic (0 % hits)"),
     Blip("spec-5m", cv.ALERT_SPEC_ACCEPTANCE_DROPPED, "5 min with no draft token accepted"),
     Blip("ttft-3m", cv.ALERT_TTFT_P99_REGRESSION, "a 3-minute burst in which every request takes 3 s"),
+    Blip("store-monitor-restart", cv.ALERT_STORE_DEAD_LETTERS,
+         "the monitor restarts, its dead-letter counters start again from 0"),
+    Blip("store-db-restart", cv.ALERT_STORE_SPOOL_GROWING,
+         "the database is away for 5 min (a restart), then the spool is replayed"),
+    Blip("evaluation-restart", cv.ALERT_EVALUATION_STALE,
+         "the monitor restarts; its first evaluation (a backfill) completes 4 min later"),
+    Blip("probes-restart", cv.ALERT_PROBES_NOT_RUNNING,
+         "the monitor restarts; its first repo-analysis-128k round (timeout 300 s) completes 5 min later"),
+    Blip("receiver-two", cv.ALERT_RECEIVER_REJECTING,
+         "two refused requests a minute apart (a stray client)"),
 )  # fmt: skip
 
 

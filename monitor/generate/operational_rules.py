@@ -11,6 +11,7 @@ from __future__ import annotations
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate.rules import Alert, Group
+from monitor.generate.self_rules import self_alerts
 from monitor.model import Model
 
 KV_CACHE_HIGH = 0.9
@@ -32,6 +33,9 @@ TTFT_REGRESSION = 1.5  # p99 TTFT 50 % above the same window last week
 TTFT_WINDOW = "10m"  # p99 window; TTFT_FOR exceeds it, so a burst of slow requests shorter than
 TTFT_FOR = "15m"  # TTFT_FOR - TTFT_WINDOW (5 min) never tickets
 EFFICIENCY_FOR = "15m"  # prefix-cache and spec-decode drops, on 1h windows
+DEAD_LETTERS_WINDOW = "15m"  # M3MonStoreDeadLetters: any store op set aside over this window
+SPOOL_WINDOW = "10m"  # M3MonStoreSpoolGrowing: the backlog rose over SPOOL_WINDOW (deriv > 0) ...
+SPOOL_FOR = "10m"  # ... continuously for SPOOL_FOR, so a database restart of a few minutes never tickets
 
 
 def _vllm(model: Model) -> str:
@@ -225,10 +229,38 @@ def _efficiency(model: Model) -> list[Alert]:
     ]
 
 
+def _store(model: Model) -> list[Alert]:
+    m = _mon(model)
+    return [
+        Alert(
+            cv.ALERT_STORE_DEAD_LETTERS,
+            f"sum by (instance, reason) (increase({cv.STORE_DEAD_LETTERS}{m}[{DEAD_LETTERS_WINDOW}])) > 0",
+            "ticket",
+            "m3mon set store writes aside ({{ $labels.reason }})",
+            '{{ printf "%.0f" $value }} store write(s) on {{ $labels.instance }} failed on their own '
+            f"({{{{ $labels.reason }}}}) in the last {DEAD_LETTERS_WINDOW} and went to the dead-letter file "
+            "in storage.buffer_dir instead of the database; the writes after them were stored.",
+            for_="1m",
+        ),
+        Alert(
+            cv.ALERT_STORE_SPOOL_GROWING,
+            f"{cv.STORE_BACKLOG}{m} > 0\nand\nderiv({cv.STORE_BACKLOG}{m}[{SPOOL_WINDOW}]) > 0",
+            "ticket",
+            "m3mon cannot write to its database; the spool keeps growing",
+            '{{ printf "%.0f" $value }} store writes are spooled on {{ $labels.instance }} and the spool has '
+            f"grown for {SPOOL_FOR}: the database is unreachable or refuses writes. Stored evaluations, "
+            "`m3mon slo status` and the weekly report lag until it is back.",
+            for_=SPOOL_FOR,
+        ),
+    ]
+
+
 def operational_groups(model: Model) -> list[Group]:
     """The operational alert groups."""
     return [
         Group("m3mon-operational-availability", alerts=tuple(_availability(model))),
         Group("m3mon-operational-saturation", alerts=tuple(_saturation(model))),
         Group("m3mon-operational-efficiency", alerts=tuple(_efficiency(model))),
+        Group("m3mon-operational-store", alerts=tuple(_store(model))),
+        Group("m3mon-self", alerts=tuple(self_alerts(model))),
     ]

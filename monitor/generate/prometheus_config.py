@@ -2,7 +2,9 @@
 
 One scrape job per role (``alerting.prometheus_job_vllm`` / ``..._monitor``), as the rules select
 by job. Per-endpoint metrics paths and schemes travel as ``__metrics_path__``/``__scheme__`` target
-labels; the job scrapes at the shortest configured interval.
+labels; the job scrapes at the shortest configured interval. With ``exporter.credentials`` the
+monitor's job authenticates (``basic_auth`` with a ``password_file``, never the password itself)
+and, when the monitor's receiver URL is https, scrapes over TLS trusting ``ca_file``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,33 @@ def _target(e: Endpoint) -> dict[str, Any]:
     }
 
 
+def monitor_client(model: Model) -> dict[str, Any]:
+    """What a client of the monitor sends: basic auth from a password file, the CA for its TLS.
+
+    Empty without ``exporter.credentials``. The keys are those of Prometheus' scrape config and
+    of Alertmanager's ``http_config`` alike.
+    """
+    creds = model.credentials
+    if creds is None:
+        return {}
+    out: dict[str, Any] = {"basic_auth": {"username": creds.username, "password_file": creds.password_file}}
+    if creds.ca_file:
+        out["tls_config"] = {"ca_file": creds.ca_file}
+    return out
+
+
+def _monitor_job(model: Model, interval: float | None) -> dict[str, Any]:
+    job: dict[str, Any] = {
+        "job_name": model.alerting.job_monitor,
+        "scrape_interval": _duration(interval or 15.0),
+    }
+    if urlsplit(model.alerting.monitor_receiver_url).scheme == "https":
+        job["scheme"] = "https"
+    job.update(monitor_client(model))
+    job["static_configs"] = [{"targets": [model.exporter_listen]}]
+    return job
+
+
 def prometheus_config(
     model: Model,
     rule_files: list[str],
@@ -61,10 +90,6 @@ def prometheus_config(
                 "static_configs": [_target(e) for e in model.endpoints],
                 "metric_relabel_configs": [_UNESCAPE_COLONS],
             },
-            {
-                "job_name": model.alerting.job_monitor,
-                "scrape_interval": _duration(interval or 15.0),
-                "static_configs": [{"targets": [model.exporter_listen]}],
-            },
+            _monitor_job(model, interval),
         ],
     }

@@ -49,9 +49,10 @@ def le_go_client(edge: float) -> str:
     return f"{float(edge):g}" if float(edge).is_integer() else repr(float(edge))
 
 
-def num(value: float) -> str:
-    """A float literal for PromQL, short and exact enough (``14.4``, ``0.001``, ``0.933333``)."""
-    return f"{value:.6g}"
+def num(value: float, digits: int = 6) -> str:
+    """A float literal for PromQL, short and exact enough (``14.4``, ``0.001``, ``0.933333``);
+    burn thresholds use 12 digits so the rules compare as the store does."""
+    return f"{value:.{digits}g}"
 
 
 def matchers(pairs: Iterable[tuple[str, str]]) -> str:

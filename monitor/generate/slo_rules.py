@@ -60,7 +60,7 @@ def burn_condition(slo: SLO, severity: str) -> str:
     """Every BURN_ALERTS row of ``severity``: short and long ratio above f×budget, guard filled."""
     parts = []
     for b in (b for b in cv.BURN_ALERTS if b.severity == severity):
-        threshold = f"({q.num(b.factor(slo.period))} * {q.num(slo.budget)})"
+        threshold = f"({q.num(b.factor(slo.period), 12)} * {q.num(slo.budget, 12)})"
         short = f"{cv.sli_error_ratio_record(b.short_window)}{_ids(slo)} > {threshold}"
         long = f"{cv.sli_error_ratio_record(b.long_window)}{_ids(slo)} > {threshold}"
         guard = f"{cv.slo_valid_events_record(b.long_window)}{_ids(slo)} >= {min_events(slo, b)}"

@@ -15,7 +15,7 @@ import dataclasses
 import logging
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 import httpx
@@ -105,13 +105,19 @@ async def run_round(
     concurrency: int = DEFAULT_CONCURRENCY,
     jitter: bool = True,
     metrics: ProbeMetrics | None = None,
+    on_result: Callable[[ProbeResult], Awaitable[None]] | None = None,
 ) -> list[ProbeResult]:
-    """Run every planned probe once; results in plan order (and observed into ``metrics``)."""
+    """Run every planned probe once; results in plan order.
+
+    Each result is observed into ``metrics`` and handed to ``on_result`` the moment it completes,
+    not when the round ends: its events happen then, and a store evaluating that minute must
+    already have it (a slow probe of the same round may take minutes more).
+    """
     planned = plan_round(model, classes, kinds)
     if client is None:
         async with probe_client() as own:
             return await run_round(model, classes, kinds, own, concurrency=concurrency, jitter=jitter,
-                                   metrics=metrics)  # fmt: skip
+                                   metrics=metrics, on_result=on_result)  # fmt: skip
     gates = {e.name: asyncio.Semaphore(concurrency) for e in model.endpoints}
 
     async def one(p: PlannedProbe) -> ProbeResult:
@@ -121,6 +127,8 @@ async def run_round(
             result = await run_probe(p, client)
         if metrics is not None:
             metrics.observe(result)
+        if on_result is not None:
+            await on_result(result)
         return result
 
     return list(await asyncio.gather(*(one(p) for p in planned)))

@@ -11,14 +11,24 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta, tzinfo
 
+import matplotlib.dates as mdates
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from monitor.report.data import BREAKDOWN_PARTS, LATENCY_KINDS, Breakdown, LatencyStats, Period, SLOSeries
+from monitor.report.data import (
+    AT_RISK_BUDGET,
+    BREAKDOWN_PARTS,
+    LATENCY_KINDS,
+    Breakdown,
+    BreakdownSeries,
+    LatencyStats,
+    SeriesPoint,
+    SLOSeries,
+)
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 PART_LABELS = {
@@ -54,31 +64,118 @@ def _left_margin(labels: Sequence[str]) -> float:
     return min(0.4, 0.03 + 0.0075 * max((len(x) for x in labels), default=4))
 
 
-def burn_down(series: Sequence[SLOSeries], week: Period) -> bytes | None:
-    """Attainment (cumulative over the week) and error budget left, one line per SLO of a class."""
-    if not any(p.attainment is not None for s in series for p in s.points):
+def _time_axis(ax: Axes, xs: Sequence[datetime], tz: tzinfo | None) -> None:
+    """A time axis fitted to ``xs`` (the data, not the whole period), labelled in the report's zone."""
+    locator = mdates.AutoDateLocator(tz=tz, minticks=4, maxticks=9)  # type: ignore[no-untyped-call]
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=tz))  # type: ignore[no-untyped-call]
+    lo, hi = min(xs), max(xs)
+    pad = max((hi - lo) * 0.01, timedelta(seconds=30))
+    ax.set_xlim(lo - pad, hi + pad)  # type: ignore[arg-type]
+    ax.tick_params(axis="x", labelsize=7)
+
+
+def _span(values: Sequence[float], also: Sequence[float], top: float) -> tuple[float, float]:
+    """y limits holding the finite ``values`` and the reference lines ``also``, up to ``top``."""
+    seen = [v for v in (*values, *also) if math.isfinite(v)]
+    lo, hi = min(seen, default=0.0), max([top, *seen])
+    pad = max((hi - lo) * 0.08, 0.05)
+    return lo - pad, hi + pad
+
+
+def _label(ax: Axes, y: float, text: str, colour: str, below: bool = False) -> None:
+    """A reference line's name, at the right end of the line (above it, or below)."""
+    ax.annotate(plain(text), xy=(0.995, y), xycoords=("axes fraction", "data"), ha="right",
+                va="top" if below else "bottom", fontsize=6.5, color=colour)  # fmt: skip
+
+
+def _gapped(points: Sequence[SeriesPoint], value: str) -> list[float]:
+    """Percentages of ``value`` per point; NaN (a gap in the line) where the step had no events."""
+    return [_nan(getattr(p, value), 100) if p.events > 0 else math.nan for p in points]
+
+
+#: The budget panel's lowest line (unless a line ends lower): below it a dip runs off the chart and
+#: its lowest value is written instead, so the 25 % and 0 % lines stay readable.
+BUDGET_FLOOR = -150.0
+
+
+def _budget_axis(ax: Axes, values: Sequence[float], last: Sequence[float]) -> None:
+    """The budget panel's y axis: down to BUDGET_FLOOR, or lower to keep the lines' ends (``last``) in."""
+    floor = min([BUDGET_FLOOR, *(1.2 * v for v in last if math.isfinite(v))])
+    kept = [max(v, floor) for v in values if math.isfinite(v)]
+    ax.set_ylim(*_span(kept, [0.0, AT_RISK_BUDGET * 100], 100.0))
+    low = min((v for v in values if math.isfinite(v)), default=0.0)
+    if low < floor:
+        ax.annotate(f"lowest {low:,.0f}% (off the scale)", xy=(0.01, 0.02), xycoords="axes fraction",
+                    fontsize=6.5, color="#555555")  # fmt: skip
+    ax.axhline(AT_RISK_BUDGET * 100, color="#d62728", linestyle="--", linewidth=0.9)
+    _label(ax, AT_RISK_BUDGET * 100, f"at risk below {AT_RISK_BUDGET:.0%} left", "#d62728")
+    ax.axhline(0, color="black", linewidth=0.7)
+    _label(ax, 0.0, "exhausted", "black", below=True)
+
+
+def burn_down(series: Sequence[SLOSeries], tz: tzinfo | None = None) -> bytes | None:
+    """Attainment (cumulative over the period) and error budget left, one line per SLO of a class."""
+    if not any(p.attainment is not None and p.events > 0 for s in series for p in s.points):
         return None
-    fig = Figure(figsize=(9.0, 2.6))
-    fig.subplots_adjust(left=0.07, right=0.99, top=0.88, bottom=0.14, wspace=0.22)
+    fig = Figure(figsize=(9.0, 3.0))
+    fig.subplots_adjust(left=0.07, right=0.96, top=0.9, bottom=0.3, wspace=0.2)
     att, bud = fig.subplots(1, 2)
-    start = week.start
-    days = math.ceil(week.seconds / 86400)
-    ticks = [(start + timedelta(days=d)).strftime("%a %d") for d in range(days + 1)] if days <= 14 else []
+    xs_all: list[datetime] = []
+    ys_att: list[float] = []
+    ys_bud: list[float] = []
     for i, s in enumerate(series):
         colour = PALETTE[i % len(PALETTE)]
-        xs = [(p.at - start).total_seconds() / 86400 for p in s.points]
-        att.plot(xs, [_nan(p.attainment, 100) for p in s.points], color=colour, label=plain(s.slo))
-        att.axhline(s.objective * 100, color=colour, linestyle=":", linewidth=0.8)
-        bud.plot(xs, [_nan(p.budget_remaining, 100) for p in s.points], color=colour, label=plain(s.slo))
-    att.set_title("Attainment this week so far (%)", loc="left")
+        xs = [p.at for p in s.points]
+        a, b = _gapped(s.points, "attainment"), _gapped(s.points, "budget_remaining")
+        label = plain(f"{s.slo} (objective {round(s.objective * 100, 6):g}%, dotted)")
+        att.plot(xs, a, color=colour, marker="o", markersize=2.2, linewidth=1.3, label=label)
+        bud.plot(xs, b, color=colour, marker="o", markersize=2.2, linewidth=1.3)
+        att.axhline(s.objective * 100, color=colour, linestyle=":", linewidth=0.9)
+        xs_all += xs
+        ys_att += a
+        ys_bud += b
+    att.set_ylim(*_span(ys_att, [s.objective * 100 for s in series], 100.0))
+    ends = [next((v for v in reversed(_gapped(s.points, "budget_remaining")) if math.isfinite(v)), math.nan)
+            for s in series]  # fmt: skip
+    _budget_axis(bud, ys_bud, ends)
+    att.set_title("Attainment this period so far (%)", loc="left")
     bud.set_title("Error budget left in the SLO period (%)", loc="left")
-    bud.axhline(25, color="#d62728", linestyle="--", linewidth=0.8)
-    bud.axhline(0, color="black", linewidth=0.6)
     for ax in (att, bud):
         ax.grid(True, alpha=0.3)
-        if ticks:
-            ax.set_xticks(range(len(ticks)), ticks, fontsize=7)
-    bud.legend(loc="lower left", fontsize=7, ncols=2)
+        ax.tick_params(axis="y", labelsize=7)
+        _time_axis(ax, xs_all, tz)
+    handles, labels = att.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=min(3, len(labels)), fontsize=7, frameon=False)
+    return _png(fig)
+
+
+def breakdown_over_time(series: Sequence[BreakdownSeries], tz: tzinfo | None = None) -> bytes | None:
+    """Per class, the stacked mean seconds per request of each part over the period."""
+    rows = [s for s in series if any(p.count or any(v is not None for _, v in p.parts) for p in s.points)]
+    if not rows:
+        return None
+    fig = Figure(figsize=(9.0, 0.7 + 1.45 * len(rows)))
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=0.07, right=0.96, top=1 - 0.45 / height, bottom=0.35 / height, hspace=0.55)
+    axes = fig.subplots(len(rows), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, s in zip(axes, rows, strict=True):
+        xs = [p.at for p in s.points]
+        empty = [all(v is None for _, v in p.parts) for p in s.points]
+        lower = [0.0] * len(xs)
+        for j, part in enumerate(BREAKDOWN_PARTS):
+            vals = [p.part(part) or 0.0 for p in s.points]
+            upper = [a + b for a, b in zip(lower, vals, strict=True)]
+            lo = [math.nan if e else v for v, e in zip(lower, empty, strict=True)]
+            hi = [math.nan if e else v for v, e in zip(upper, empty, strict=True)]
+            ax.fill_between(xs, lo, hi, step="pre", color=PALETTE[j], linewidth=0, label=PART_LABELS[part])
+            lower = upper
+        ax.set_title(f"{plain(s.request_class)}: mean seconds per probe request", loc="left", fontsize=8.5)
+        ax.grid(True, alpha=0.3)
+        ax.tick_params(axis="y", labelsize=7)
+        _time_axis(ax, xs, tz)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", ncols=5, fontsize=7, frameon=False)
     return _png(fig)
 
 

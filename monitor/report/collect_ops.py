@@ -55,11 +55,13 @@ def _changes(
 
 
 def deployments(
-    model: Model, session: Session, w: Windows, week: Period, red: Redactor
+    model: Model, session: Session, w: Windows, week: Period, red: Redactor, as_of: float | None = None
 ) -> tuple[DeploymentChange, ...]:
-    """Deployment rows first seen in the week, with what changed and the SLOs around the change."""
+    """Deployment rows first seen in the week (up to ``as_of``), with what changed and the SLOs
+    around the change (the window after it ends at ``as_of`` at the latest)."""
     d = DeploymentRow
-    start, end = week.start.timestamp(), week.end.timestamp()
+    start = week.start.timestamp()
+    end = as_of if as_of is not None else week.end.timestamp()
     q = select(d).where(d.first_seen > start, d.first_seen <= end).order_by(d.first_seen, d.id)
     out = []
     for row in session.scalars(q):
@@ -76,16 +78,20 @@ def deployments(
             for cls in ep.classes:
                 for slo in model.request_class(cls).slos:
                     before = w.result(slo, row.first_seen - DEPLOYMENT_WINDOW, row.first_seen)
-                    after = w.result(slo, row.first_seen, row.first_seen + DEPLOYMENT_WINDOW)
+                    after = w.result(slo, row.first_seen, min(end, row.first_seen + DEPLOYMENT_WINDOW))
                     slos.append(SLOChange(slo.id, before.attainment, after.attainment))
         at = datetime.fromtimestamp(row.first_seen, week.start.tzinfo)
         out.append(DeploymentChange(red.text(row.endpoint), at, _changes(prior, row, red), tuple(slos)))
     return tuple(out)
 
 
-def capacity(model: Model, session: Session, week: Period) -> tuple[Capacity, ...]:
-    """Per endpoint: peak KV-cache use, preemptions, waiting queue (None where never reported)."""
+def capacity(
+    model: Model, session: Session, week: Period, as_of: float | None = None
+) -> tuple[Capacity, ...]:
+    """Per endpoint: peak KV-cache use, preemptions, waiting queue (None where never reported), from
+    the intervals ending in the week up to ``as_of``."""
     s = ScrapeIntervalRow
+    end = as_of if as_of is not None else week.end.timestamp()
     q = (
         select(
             s.endpoint,
@@ -95,7 +101,7 @@ def capacity(model: Model, session: Session, week: Period) -> tuple[Capacity, ..
             func.max(s.waiting),
             func.avg(s.waiting),
         )
-        .where(s.end > week.start.timestamp(), s.end <= week.end.timestamp())
+        .where(s.end > week.start.timestamp(), s.end <= end)
         .group_by(s.endpoint)
     )
     rows = {r[0]: r for r in session.execute(q)}

@@ -1,30 +1,33 @@
 """Probe facts for the report: latency percentiles, the latency breakdown, failures by category.
 
-Read from ``probe_results`` for probes started in ``(week.start, week.end]`` (the window a probe's
-event slice falls in). Latency only counts probes the service answered (not an availability
-failure), as the SLO slices do:
+Read from ``probe_results`` for probes started in ``(start, end]`` whose outcome was known by the
+report's end (start + e2e, or + the class's probe timeout when no e2e was measured), so a report
+built again at the same ``--now`` reads the same probes. Latency only counts probes the service
+answered (not an availability failure), as the SLO slices do:
 
 * TTFT and end-to-end: one value per probe; ITL: the probe's mean inter-token latency;
 * percentiles are linear interpolations between order statistics (numpy's default);
-* breakdown parts are means over the probes that reported the part (server queue, prefill and
-  decode from the server's per-request view, network = client TTFT − server TTFT, tool
-  turnaround = the sum of a probe's tool rounds). A probe that recorded no server view (no
-  queue, prefill or decode) takes it from the vLLM ``llm_request`` span of its trace when one
-  was received (``server_spans``; the trace's earliest span, i.e. the probe's first request),
-  with network = client TTFT − the span's TTFT.
+* breakdown parts (:mod:`monitor.report.breakdown`) are means over the probes that reported the
+  part (server queue, prefill and decode from the server's per-request view, network = client
+  TTFT − server TTFT, tool turnaround = the sum of a probe's tool rounds). A probe that recorded
+  no server view (no queue, prefill or decode) takes it from the vLLM ``llm_request`` span of its
+  trace when one was received (``server_spans``, up to the report's end; the trace's earliest span,
+  i.e. the probe's first request), with network = client TTFT − the span's TTFT.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
-from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy import ColumnElement, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from monitor.events import MONITOR, UNANSWERED
 from monitor.model import Model
-from monitor.report.data import BREAKDOWN_PARTS, LATENCY_KINDS, Breakdown, LatencyStats, Period, ProbeFailure
+from monitor.report import breakdown as brk
+from monitor.report.data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 
@@ -45,7 +48,7 @@ PART_COLUMNS: dict[str, ColumnElement[float]] = {
     "network": P.network,  # type: ignore[dict-item]
 }
 #: The parts that make up the server's view of a request.
-SERVER_PARTS = ("queue", "prefill", "decode")
+SERVER_PARTS = brk.SERVER_PARTS
 LATENCY_COLUMNS = {"ttft": P.ttft, "itl": P.itl_mean, "e2e": P.e2e}
 
 
@@ -57,16 +60,42 @@ def percentiles(values: list[float]) -> tuple[float | None, float | None, float 
     return p50, p95, p99
 
 
-class ProbeFacts:
-    """The week's probe results of every configured class."""
+def _sample(row: Any, spans: dict[str, tuple[float | None, ...]]) -> brk.Sample:
+    """One probe's parts from its row (class, start, trace, TTFT, tool rounds, part columns...)."""
+    cls, at, trace_id, ttft, rounds = row[:5]
+    part: dict[str, Any] = dict(zip(PART_COLUMNS, row[5:], strict=True))
+    view = brk.SOURCE_METRICS if any(part[p] is not None for p in SERVER_PARTS) else None
+    span = spans.get(trace_id) if trace_id is not None and view is None else None
+    if span is not None:
+        part.update(zip(SERVER_PARTS, span[:3], strict=True))
+        part["network"] = ttft - span[3] if ttft is not None and span[3] is not None else None
+        view = brk.SOURCE_SPANS
+    found = {k: float(v) for k, v in part.items() if v is not None}
+    if isinstance(rounds, list) and rounds:
+        found["tool_turnaround"] = float(sum(rounds))
+    return brk.Sample(str(cls), float(at), found, view)
 
-    def __init__(self, model: Model, session: Session, week: Period, red: Redactor) -> None:
+
+class ProbeFacts:
+    """The probe results of every configured class in ``(week.start, end]`` (``end``: ``as_of``, a
+    Unix time, or the week's end)."""
+
+    def __init__(
+        self, model: Model, session: Session, week: Period, red: Redactor, as_of: float | None = None
+    ) -> None:
+        self.model = model
         self.classes = [c.name for c in model.classes]
         self.session = session
         self.red = red
-        self.in_week = (P.started_at > week.start.timestamp(), P.started_at <= week.end.timestamp())
+        self.start = week.start.timestamp()
+        self.end = as_of if as_of is not None else week.end.timestamp()
+        timeouts = {c.name: c.probe.timeout for c in model.classes}
+        known = P.started_at + func.coalesce(P.e2e, case(timeouts, value=P.request_class, else_=0.0))
+        self.in_week = (P.started_at > self.start, P.started_at <= self.end, known <= self.end)
         # answered as docs/slo-events.md defines it: neither unanswered nor the monitor's own fault
         self.answered = or_(P.reason.is_(None), P.reason.not_in(sorted((*UNANSWERED, *MONITOR))))
+        self._samples: list[brk.Sample] | None = None
+        self._pools: brk.PoolHistograms | None = None
 
     def latency(self) -> tuple[LatencyStats, ...]:
         cols = [LATENCY_COLUMNS[k] for k in LATENCY_KINDS]
@@ -83,14 +112,6 @@ class ProbeFacts:
                 out.append(LatencyStats(c, kind, len(vs), *percentiles(vs)))
         return tuple(out)
 
-    def _tool_turnaround(self) -> dict[str, float | None]:
-        q = select(P.request_class, P.extra[("timings", "tool_turnaround")].as_json())
-        sums: dict[str, list[float]] = defaultdict(list)
-        for cls, rounds in self.session.execute(q.where(*self.in_week, self.answered)):
-            if isinstance(rounds, list) and rounds:
-                sums[str(cls)].append(float(sum(rounds)))
-        return {c: (sum(v) / len(v)) for c, v in sums.items()}
-
     def _span_views(self) -> dict[str, tuple[float | None, ...]]:
         """(queue, prefill, decode, ttft) of the earliest span of each week probe lacking a server view."""
         lacking = select(P.trace_id).where(
@@ -99,41 +120,39 @@ class ProbeFacts:
             P.trace_id.is_not(None),
             *(PART_COLUMNS[p].is_(None) for p in SERVER_PARTS),
         )
-        q = select(S.trace_id, S.queue, S.prefill, S.decode, S.ttft).where(S.trace_id.in_(lacking))
+        q = select(S.trace_id, S.queue, S.prefill, S.decode, S.ttft).where(
+            S.trace_id.in_(lacking), S.end_time <= self.end
+        )
         views: dict[str, tuple[float | None, ...]] = {}
         for trace_id, *view in self.session.execute(q.order_by(S.start_time, S.span_id)):
             views.setdefault(trace_id, tuple(view))
         return views
 
-    def _part_means(self) -> tuple[dict[str, int], dict[tuple[str, str], float]]:
-        """Probes per class and the mean of each breakdown part per (class, part)."""
+    def samples(self) -> list[brk.Sample]:
+        """Every answered probe's breakdown parts (own server view, else its span's), oldest first."""
+        if self._samples is not None:
+            return self._samples
         spans = self._span_views()
-        q = select(P.request_class, P.trace_id, P.ttft, *PART_COLUMNS.values()).where(
-            *self.in_week, self.answered
-        )
-        counts: dict[str, int] = defaultdict(int)
-        values: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for cls, trace_id, ttft, *parts in self.session.execute(q):
-            counts[cls] += 1
-            part = dict(zip(PART_COLUMNS, parts, strict=True))
-            view = spans.get(trace_id) if trace_id is not None else None
-            if view is not None and all(part[p] is None for p in SERVER_PARTS):
-                part.update(zip(SERVER_PARTS, view[:3], strict=True))
-                part["network"] = ttft - view[3] if ttft is not None and view[3] is not None else None
-            for name, v in part.items():
-                if v is not None:
-                    values[(cls, name)].append(float(v))
-        return counts, {k: sum(v) / len(v) for k, v in values.items()}
+        tools = P.extra[("timings", "tool_turnaround")].as_json()
+        q = select(P.request_class, P.started_at, P.trace_id, P.ttft, tools, *PART_COLUMNS.values())
+        rows = self.session.execute(q.where(*self.in_week, self.answered).order_by(P.started_at, P.id))
+        out = [_sample(row, spans) for row in rows]
+        self._samples = out
+        return out
+
+    def _pool_histograms(self) -> brk.PoolHistograms:
+        if self._pools is None:
+            samples, model = self.samples(), self.model
+            lacking = [c for c in model.classes if brk.needs_pool(samples, c.name)]
+            names = sorted({e.name for c in lacking for e in model.endpoints_for(c.name)})
+            self._pools = brk.PoolHistograms(self.session, names, self.start, self.end)
+        return self._pools
 
     def breakdown(self) -> tuple[Breakdown, ...]:
-        counts, means = self._part_means()
-        tools = self._tool_turnaround()
-        out = []
-        for c in self.classes:
-            found = {**{p: means.get((c, p)) for p in PART_COLUMNS}, "tool_turnaround": tools.get(c)}
-            parts = tuple((p, found.get(p)) for p in BREAKDOWN_PARTS)
-            out.append(Breakdown(c, counts.get(c, 0), parts))
-        return tuple(out)
+        return brk.breakdowns(self.model, self.samples(), self._pool_histograms())
+
+    def breakdown_series(self, points: list[float], tz: object) -> tuple[BreakdownSeries, ...]:
+        return brk.breakdown_series(self.model, self.samples(), self._pool_histograms(), points, tz)
 
     def failures(self) -> tuple[ProbeFailure, ...]:
         """Failed probes per class and category, most frequent first, with the latest detail."""

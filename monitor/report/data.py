@@ -83,6 +83,7 @@ class SeriesPoint:
     at: datetime
     attainment: float | None
     budget_remaining: float | None
+    events: float = 0.0  # events in the step ending at ``at``: 0 is a gap in the chart
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,38 @@ class LatencyStats:
 
 @dataclass(frozen=True)
 class Breakdown:
-    """Mean seconds per request spent in each part (``None`` where no probe reported the part)."""
+    """Mean seconds per request spent in each part (``None`` where nothing reported the part)."""
 
     request_class: str
     count: int
     parts: tuple[tuple[str, float | None], ...]  # (part, mean seconds) in BREAKDOWN_PARTS order
+    sources: tuple[tuple[str, str | None], ...] = ()  # (part, where its numbers came from)
 
     def part(self, name: str) -> float | None:
         return dict(self.parts).get(name)
+
+    def source(self, name: str) -> str | None:
+        return dict(self.sources).get(name)
+
+
+@dataclass(frozen=True)
+class BreakdownPoint:
+    """Mean seconds per part over the requests of one step (``None`` where none reported it)."""
+
+    at: datetime  # end of the step
+    count: int
+    parts: tuple[tuple[str, float | None], ...]
+
+    def part(self, name: str) -> float | None:
+        return dict(self.parts).get(name)
+
+
+@dataclass(frozen=True)
+class BreakdownSeries:
+    """The breakdown of one class over the period, one point per step with data."""
+
+    request_class: str
+    points: tuple[BreakdownPoint, ...]
 
 
 @dataclass(frozen=True)
@@ -127,9 +152,15 @@ class BudgetCost:
     share: float | None  # bad / allowed; None when nothing was allowed (no events in the period)
 
 
+#: Where an incident comes from: an alert Alertmanager sent, or the store's own burn evaluations.
+SOURCE_ALERTMANAGER = "alertmanager"
+SOURCE_DERIVED = "derived"
+
+
 @dataclass(frozen=True)
 class Incident:
-    """An alert that fired during the week, as the Alertmanager receiver recorded it."""
+    """An alert that fired during the week, as the Alertmanager receiver recorded it, or a stretch
+    of burning evaluations no received alert covers (``source`` "derived")."""
 
     alertname: str
     severity: str
@@ -141,6 +172,8 @@ class Incident:
     summary: str
     labels: tuple[tuple[str, str], ...]
     costs: tuple[BudgetCost, ...]
+    source: str = SOURCE_ALERTMANAGER
+    peak_burn: float | None = None  # highest 1h burn rate of the burning evaluations it covers
 
 
 @dataclass(frozen=True)
@@ -183,6 +216,23 @@ class Capacity:
 
 
 @dataclass(frozen=True)
+class ReaderLine:
+    """One class in plain words: status, its worst SLO, budget left, the costliest incident, the
+    change since the period before."""
+
+    request_class: str
+    status: Status
+    slo: str | None  # the worst SLO (None: no data)
+    attainment: float | None
+    objective: float | None
+    period_window: str | None
+    budget_remaining: float | None
+    attainment_previous: float | None
+    incident: Incident | None  # the incident that cost the worst SLO most
+    incident_share: float | None  # its share of that SLO's period budget
+
+
+@dataclass(frozen=True)
 class ReportData:
     """The whole weekly report."""
 
@@ -201,6 +251,15 @@ class ReportData:
     deployments: tuple[DeploymentChange, ...]
     capacity: tuple[Capacity, ...]
     deployment_window_seconds: float = 86400.0
+    as_of: datetime | None = None  # every number ends here: the week's end or --now, the earlier
+    series_step_seconds: float = 21600.0
+    breakdown_series: tuple[BreakdownSeries, ...] = ()
+    reader: tuple[ReaderLine, ...] = ()
+
+    @property
+    def end(self) -> datetime:
+        """Where the report's data ends (:attr:`as_of`, else the week's end)."""
+        return self.as_of if self.as_of is not None else self.week.end
 
     @property
     def status(self) -> Status:

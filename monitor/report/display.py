@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from monitor.report.data import Status
+from monitor.report.data import SOURCE_DERIVED, ReaderLine, Status
 
 NO_DATA = "no data"
 
@@ -97,3 +97,38 @@ def when(value: datetime | None) -> str:
 
 def day(value: datetime) -> str:
     return value.strftime("%a %Y-%m-%d")
+
+
+def _change(now: float | None, before: float | None) -> str:
+    """Attainment change since last week, in percentage points."""
+    if before is None or now is None:
+        return "no data last week to compare"
+    delta = (now - before) * 100
+    if abs(delta) < 0.0005:
+        return "unchanged from last week"
+    return f"{delta:+.3f} points against last week"
+
+
+def reader_line(r: ReaderLine) -> str:
+    """One class in plain words (the reader's summary at the top of the report)."""
+    if r.slo is None or r.objective is None:
+        return f"{r.request_class}: no data — nothing was measured."
+    parts = [f"{r.request_class}: {status(r.status)} — {r.slo} {attainment(r.attainment)} "
+             f"against {objective(r.objective)}"]  # fmt: skip
+    left, period = r.budget_remaining, r.period_window
+    if left is None:
+        parts.append(f"no events in its {period} period")
+    elif left >= 0:
+        parts.append(f"{budget(left)} of its {period} error budget left")
+    else:
+        parts.append(f"its {period} error budget is overspent by {budget(-left)}")
+    i = r.incident
+    if i is not None:
+        how = " (derived from burn evaluations)" if i.source == SOURCE_DERIVED else ""
+        parts.append(
+            f"the {i.severity} incident of {when(i.started_at)}{how} cost {budget(r.incident_share)} of it"
+        )
+    else:
+        parts.append("no incident")
+    parts.append(_change(r.attainment, r.attainment_previous))
+    return "; ".join(parts) + "."

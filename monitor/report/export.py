@@ -11,15 +11,18 @@ import json
 from datetime import datetime
 from typing import Any
 
+from monitor.report import display
 from monitor.report.data import (
     BREAKDOWN_PARTS,
     Breakdown,
+    BreakdownSeries,
     Capacity,
     ClassSummary,
     DeploymentChange,
     Incident,
     LatencyStats,
     Period,
+    ReaderLine,
     ReportData,
     SLOLine,
     SLOSeries,
@@ -65,7 +68,13 @@ def _class(c: ClassSummary) -> dict[str, Any]:
 
 def _series(s: SLOSeries) -> dict[str, Any]:
     points = [
-        {"at": _t(p.at), "attainment": p.attainment, "budget_remaining": p.budget_remaining} for p in s.points
+        {
+            "at": _t(p.at),
+            "attainment": p.attainment,
+            "budget_remaining": p.budget_remaining,
+            "events": p.events,
+        }
+        for p in s.points
     ]
     return {"class": s.request_class, "slo": s.slo, "objective": s.objective, "points": points}
 
@@ -84,7 +93,40 @@ def _latency(s: LatencyStats) -> dict[str, Any]:
 def _breakdown(b: Breakdown) -> dict[str, Any]:
     out: dict[str, Any] = {"class": b.request_class, "count": b.count}
     out.update({f"{part}_seconds": b.part(part) for part in BREAKDOWN_PARTS})
+    out["sources"] = {part: b.source(part) for part in BREAKDOWN_PARTS}
     return out
+
+
+def _breakdown_series(s: BreakdownSeries) -> dict[str, Any]:
+    points = []
+    for p in s.points:
+        point: dict[str, Any] = {"at": _t(p.at), "count": p.count}
+        point.update({f"{part}_seconds": p.part(part) for part in BREAKDOWN_PARTS})
+        points.append(point)
+    return {"class": s.request_class, "points": points}
+
+
+def _reader(r: ReaderLine) -> dict[str, Any]:
+    incident = r.incident
+    return {
+        "class": r.request_class,
+        "status": r.status,
+        "slo": r.slo,
+        "attainment": r.attainment,
+        "objective": r.objective,
+        "period": r.period_window,
+        "budget_remaining": r.budget_remaining,
+        "attainment_previous": r.attainment_previous,
+        "incident": None
+        if incident is None
+        else {
+            "alertname": incident.alertname,
+            "source": incident.source,
+            "started_at": _t(incident.started_at),
+            "share": r.incident_share,
+        },
+        "text": display.reader_line(r),
+    }
 
 
 def _incident(i: Incident) -> dict[str, Any]:
@@ -98,6 +140,8 @@ def _incident(i: Incident) -> dict[str, Any]:
         "duration_seconds": i.duration_seconds,
         "summary": i.summary,
         "labels": dict(i.labels),
+        "source": i.source,
+        "peak_burn_rate": i.peak_burn,
         "budget_costs": [
             {"slo": c.slo_id, "bad_events": c.bad, "allowed_bad_events": c.allowed, "share": c.share}
             for c in i.costs
@@ -133,14 +177,18 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "source": data.source,
         "timezone": data.timezone,
         "generated_at": _t(data.generated_at),
+        "as_of": _t(data.end),
         "week": _period(data.week),
         "previous_week": _period(data.previous_week),
         "status": data.status,
         "attention": [c.name for c in data.attention],
+        "reader": [_reader(r) for r in data.reader],
         "classes": [_class(c) for c in data.classes],
+        "series_step_seconds": data.series_step_seconds,
         "series": [_series(s) for s in data.series],
         "latency": [_latency(s) for s in data.latency],
         "breakdown": [_breakdown(b) for b in data.breakdown],
+        "breakdown_series": [_breakdown_series(s) for s in data.breakdown_series],
         "incidents": [_incident(i) for i in data.incidents],
         "probe_failures": [
             {"class": f.request_class, "category": f.category, "count": f.count, "example": f.example}

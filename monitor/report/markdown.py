@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from monitor.report import charts, display
-from monitor.report.data import BREAKDOWN_PARTS, ReportData
+from monitor.report.data import BREAKDOWN_PARTS, SOURCE_DERIVED, ReportData
 
 #: Characters that can start or end inline markup, a link, raw HTML, an entity or a table cell.
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|~&!])")
@@ -81,9 +81,14 @@ def _slos(d: ReportData) -> list[str]:
     return ["## SLOs by request class", "", *table(head, rows, right=range(2, 9))]
 
 
+def _reader(d: ReportData) -> list[str]:
+    lines = [f"- {escape(display.reader_line(r))}" for r in d.reader]
+    return ["## In short", "", *lines, ""] if lines else []
+
+
 def _incidents(d: ReportData) -> list[str]:
     if not d.incidents:
-        return ["## Incidents", "", "No alerts fired this week.", ""]
+        return ["## Incidents", "", "No alert fired and no burn-rate condition held this week.", ""]
     rows = []
     for i in d.incidents:
         where = escape(i.request_class or "—") + (f" / {escape(i.slo)}" if i.slo else "")
@@ -103,12 +108,15 @@ def _incidents(d: ReportData) -> list[str]:
                 display.when(i.started_at),
                 display.when(i.ended_at),
                 display.duration(i.duration_seconds),
+                display.burn(i.peak_burn) if i.peak_burn is not None else "—",
                 costs,
+                "derived" if i.source == SOURCE_DERIVED else "Alertmanager",
                 escape(i.summary),
             ]
         )
-    head = ["alert", "severity", "class / SLO", "started", "ended", "duration", "budget cost", "summary"]
-    return ["## Incidents", "", *table(head, rows, right=(5,))]
+    head = ["alert", "severity", "class / SLO", "started", "ended", "duration", "peak burn (1h)",
+            "budget cost", "source", "summary"]  # fmt: skip
+    return ["## Incidents", "", *table(head, rows, right=(5, 6))]
 
 
 def _failures(d: ReportData) -> list[str]:
@@ -186,14 +194,11 @@ def _latency(d: ReportData) -> list[str]:
         *table(["class", "measure", "probes", "P50", "P95", "P99"], rows, (2, 3, 4, 5)),
     ]
     head = ["class", "probes", *(charts.PART_LABELS[p] for p in BREAKDOWN_PARTS)]
-    rows = [
-        [
-            escape(b.request_class),
-            display.count(b.count),
-            *(display.seconds(b.part(p)) for p in BREAKDOWN_PARTS),
-        ]
-        for b in d.breakdown
-    ]
+    rows = []
+    for b in d.breakdown:
+        rows.append([escape(b.request_class), display.count(b.count),
+                     *(display.seconds(b.part(p)) for p in BREAKDOWN_PARTS)])  # fmt: skip
+        rows.append(["from", "", *(escape(b.source(p) or "—") for p in BREAKDOWN_PARTS)])
     return out + table(head, rows, range(1, 2 + len(BREAKDOWN_PARTS)))
 
 
@@ -203,9 +208,10 @@ def render_markdown(d: ReportData) -> str:
         f"# {escape(d.title)} — {escape(d.week.label)}",
         "",
         f"{display.day(d.week.start)} to {display.day(d.week.end)} (end exclusive, {escape(d.timezone)}) · "
-        f"generated {display.when(d.generated_at)}",
+        f"data up to {display.when(d.end)} · generated {display.when(d.generated_at)}",
         "",
         *_headline(d),
+        *_reader(d),
         *_slos(d),
         *_incidents(d),
         *_failures(d),

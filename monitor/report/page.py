@@ -44,6 +44,8 @@ def environment() -> jinja2.Environment:
         status=display.status,
         kind=lambda k: charts.KIND_LABELS.get(k, k),
         part=lambda p: charts.PART_LABELS.get(p, p),
+        reader=display.reader_line,
+        step=display.duration,
     )
     return env
 
@@ -58,9 +60,10 @@ def stylesheet() -> str:
 
 def render_html(data: ReportData) -> str:
     """The whole page as a string."""
+    tz = data.week.start.tzinfo
     burn_charts = []
     for c in data.classes:
-        png = charts.burn_down([s for s in data.series if s.request_class == c.name], data.week)
+        png = charts.burn_down([s for s in data.series if s.request_class == c.name], tz)
         if png is not None:
             burn_charts.append((c.name, data_uri(png)))
     hours = round(data.deployment_window_seconds / 3600)
@@ -75,5 +78,6 @@ def render_html(data: ReportData) -> str:
             burn_charts=burn_charts,
             latency_chart=data_uri(charts.latency(data.latency)),
             breakdown_chart=data_uri(charts.breakdown(data.breakdown)),
+            breakdown_time_chart=data_uri(charts.breakdown_over_time(data.breakdown_series, tz)),
         )
     )

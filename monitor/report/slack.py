@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from monitor.report import display
-from monitor.report.data import ReportData, SLOLine
+from monitor.report.data import SOURCE_DERIVED, ReportData, SLOLine
 
 #: Slack allows at most 50 blocks; a section's text at most 3000 characters.
 MAX_CLASSES = 40
@@ -40,6 +40,14 @@ def _slo_line(s: SLOLine) -> str:
     )
 
 
+def _incidents(data: ReportData) -> str:
+    derived = sum(i.source == SOURCE_DERIVED for i in data.incidents)
+    received = len(data.incidents) - derived
+    parts = [f"{received} alert(s) fired"] if received else []
+    parts += [f"{derived} incident(s) derived from the burn evaluations"] if derived else []
+    return ", ".join(parts)
+
+
 def payload(data: ReportData) -> dict[str, Any]:
     """The webhook body."""
     blocks: list[dict[str, Any]] = [
@@ -54,7 +62,7 @@ def payload(data: ReportData) -> dict[str, Any]:
         blocks.append(
             {
                 "type": "context",
-                "elements": [{"type": "mrkdwn", "text": f"{len(data.incidents)} alert(s) fired"}],
+                "elements": [{"type": "mrkdwn", "text": _incidents(data)}],
             }
         )
     return {"text": headline(data), "blocks": blocks}

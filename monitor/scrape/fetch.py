@@ -18,6 +18,7 @@ import httpx
 
 from monitor.errors import ScrapeError
 from monitor.model import Endpoint
+from monitor.web.body import BodyTooLarge, read_capped
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -29,18 +30,13 @@ def _headers(endpoint: Endpoint | None) -> dict[str, str]:
 
 
 async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
-    declared = response.headers.get("content-length")
-    plain = "content-encoding" not in response.headers
-    if plain and declared and declared.isdigit() and int(declared) > max_bytes:
-        raise ScrapeError("too_large", f"Content-Length {declared} exceeds the cap of {max_bytes} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > max_bytes:
-            raise ScrapeError("too_large", f"body exceeds the cap of {max_bytes} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    """The decoded body through the shared capped reader (a declared length counts only when the
+    body is not compressed: the cap applies to what the page decodes to)."""
+    declared = response.headers.get("content-length") if "content-encoding" not in response.headers else None
+    try:
+        return await read_capped(response.aiter_bytes(), max_bytes, declared)
+    except BodyTooLarge as exc:
+        raise ScrapeError("too_large", str(exc)) from None
 
 
 async def _get(client: httpx.AsyncClient, url: str, headers: dict[str, str], max_bytes: int) -> bytes:

@@ -1,100 +1,81 @@
-"""The service's HTTP surface: ``/metrics`` (exporter), ``/alertmanager`` and ``/v1/traces`` (receivers),
-``/healthz``."""
+"""The service's HTTP surface.
+
+=================  ======================================================================
+``/metrics``       the exporter
+``/alertmanager``  Alertmanager webhooks (POST) -> incidents
+``/v1/traces``     OTLP/HTTP trace export (POST) -> vLLM request spans
+``/-/healthy``     200 while the process answers (``/healthz`` is the same)
+``/-/ready``       200 when ready, else 503 with the reasons (:mod:`monitor.service.readiness`)
+``/-/reload``      POST or PUT: reload the configuration; 200, or 500 with the error (old config kept)
+=================  ======================================================================
+
+With a web config that has ``basic_auth_users``, every path (``/-/healthy`` included, as with
+the exporter-toolkit) needs credentials: :class:`monitor.web.auth.AuthMiddleware` answers 401
+before any route runs.
+"""
 
 from __future__ import annotations
 
-import json
-import logging
+from typing import Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from monitor.errors import StoreError
 from monitor.exporter import Exporter
 from monitor.service.jobs import Jobs
-from monitor.traces import MAX_BODY_BYTES, OtlpError, parse_request
-from monitor.traces.otlp import PROTOBUF, UnsupportedEncoding, media_type
-
-log = logging.getLogger(__name__)
-
-#: Alertmanager webhook bodies above this size are refused (it sends at most a few hundred KB).
-MAX_WEBHOOK_BYTES = 4 * 1024 * 1024
+from monitor.service.metrics import receiver_of
+from monitor.service.readiness import Readiness
+from monitor.service.receivers import Receivers
+from monitor.web.auth import AuthMiddleware, BasicAuth
 
 
-class _TooLarge(Exception):
-    pass
+class Control(Protocol):
+    """What the HTTP surface asks of the running service."""
+
+    def readiness(self) -> Readiness: ...
+
+    async def reload(self) -> str | None:
+        """Reload the configuration; None on success, else why it was refused."""
+        ...
+
+    def current_auth(self) -> BasicAuth | None: ...
 
 
-async def _read_capped(request: Request, limit: int) -> bytes:
-    """The request body, or _TooLarge as soon as it exceeds ``limit`` bytes (never buffered past it)."""
-    if int(request.headers.get("content-length") or 0) > limit:
-        raise _TooLarge
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+def make_app(exporter: Exporter, jobs: Jobs, control: Control) -> Starlette:
+    receivers = Receivers(exporter, jobs)
 
-
-def _otlp_response(content_type: str | None) -> Response:
-    """An empty ``ExportTraceServiceResponse`` in the request's encoding (full success)."""
-    if media_type(content_type) == PROTOBUF:
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-
-        return Response(ExportTraceServiceResponse().SerializeToString(), media_type=PROTOBUF)
-    return JSONResponse({})
-
-
-def make_app(exporter: Exporter, jobs: Jobs) -> Starlette:
     async def metrics(_: Request) -> Response:
         return Response(exporter.render(), media_type=CONTENT_TYPE_LATEST)
 
-    async def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok\n")
+    async def healthy(_: Request) -> Response:
+        return PlainTextResponse("m3mon is Healthy.\n")
 
-    async def alertmanager(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_WEBHOOK_BYTES:
-            return JSONResponse({"error": "payload too large"}, status_code=413)
-        try:
-            payload = json.loads(body)
-            if not isinstance(payload, dict):
-                raise StoreError("alertmanager webhook: expected a JSON object")
-            await jobs.alertmanager(payload)
-        except (ValueError, StoreError, AttributeError, TypeError) as exc:
-            log.warning("rejected an alertmanager webhook: %s", exc)
-            return JSONResponse({"error": f"not an Alertmanager webhook payload: {exc}"}, status_code=400)
-        return JSONResponse({"status": "recorded", "alerts": len(payload.get("alerts", []))})
+    async def ready(_: Request) -> Response:
+        verdict = control.readiness()
+        return JSONResponse(verdict.body(), status_code=200 if verdict.ready else 503)
 
-    async def traces(request: Request) -> Response:
-        """OTLP/HTTP trace export: ``llm_request`` spans are stored, other spans ignored."""
-        try:
-            body = await _read_capped(request, MAX_BODY_BYTES)
-        except _TooLarge:
-            exporter.traces.rejected()
-            return PlainTextResponse(f"OTLP body larger than {MAX_BODY_BYTES} bytes\n", status_code=413)
-        content_type = request.headers.get("content-type")
-        try:
-            batch = parse_request(body, content_type, request.headers.get("content-encoding"))
-        except OtlpError as exc:
-            exporter.traces.rejected()
-            log.warning("rejected an OTLP traces request: %s", exc)
-            status = 415 if isinstance(exc, UnsupportedEncoding) else 400
-            return PlainTextResponse(f"{exc}\n", status_code=status)
-        await jobs.spans(batch.spans)
-        exporter.traces.accepted(len(batch.spans), batch.ignored)
-        return _otlp_response(content_type)
+    async def reload(_: Request) -> Response:
+        error = await control.reload()
+        if error is None:
+            return JSONResponse({"status": "reloaded"})
+        return JSONResponse({"status": "failed", "error": error}, status_code=500)
+
+    def rejected(path: str) -> None:
+        exporter.service.reject(receiver_of(path), "unauthorized")
 
     return Starlette(
         routes=[
             Route("/metrics", metrics),
-            Route("/healthz", healthz),
-            Route("/alertmanager", alertmanager, methods=["POST"]),
-            Route("/v1/traces", traces, methods=["POST"]),
-        ]
+            Route("/-/healthy", healthy, methods=["GET", "HEAD"]),
+            Route("/healthz", healthy, methods=["GET", "HEAD"]),
+            Route("/-/ready", ready, methods=["GET", "HEAD"]),
+            Route("/-/reload", reload, methods=["POST", "PUT"]),
+            Route("/alertmanager", receivers.alertmanager, methods=["POST"]),
+            Route("/v1/traces", receivers.traces, methods=["POST"]),
+        ],
+        middleware=[Middleware(AuthMiddleware, auth=control.current_auth, rejected=rejected)],
     )

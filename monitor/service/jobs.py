@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Final
 
 import httpx
 
@@ -33,8 +35,13 @@ log = logging.getLogger(__name__)
 
 #: Re-read the deployment fingerprint (/version, /v1/models) every this many scrapes.
 FINGERPRINT_EVERY = 20
-#: Intervals kept in memory per endpoint (for the demo's summary; the store keeps everything).
-HISTORY = 2000
+
+
+class Skipped:
+    """What a job returns when it had to skip its work (counted as ``result="skipped"``)."""
+
+
+SKIPPED: Final = Skipped()
 
 
 class Jobs:
@@ -60,10 +67,22 @@ class Jobs:
         self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None), follow_redirects=False)
         # Probes read SSE through a client whose connections stamp each chunk's kernel arrival time.
         self.probe_client = probe_client()
+        # O(1) per endpoint: the last reading and a scrape count; probe outcomes only as counts
         self.readings: dict[str, Reading] = {}
         self.scrapes: dict[str, int] = {}
-        self.history: dict[str, list[Signals]] = {e.name: [] for e in model.endpoints}
-        self.probe_results: list[ProbeResult] = []
+        self.probe_outcomes: Counter[str] = Counter()  # reason (or "ok") -> runs
+        self.last_evaluation: float | None = None  # clock() of the last completed evaluation
+
+    def apply(self, model: Model) -> None:
+        """Use a reloaded model from the next run on; forget readings of endpoints that changed."""
+        kept = {e.name: e for e in model.endpoints}
+        for name in list(self.readings):
+            old = next((e for e in self.model.endpoints if e.name == name), None)
+            new = kept.get(name)
+            if new is None or old is None or (old.metrics_url, old.backend) != (new.metrics_url, new.backend):
+                self.readings.pop(name, None)
+                self.scrapes.pop(name, None)
+        self.model = model
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -96,9 +115,6 @@ class Jobs:
             await self._fingerprint(endpoint, reading)
         if first:
             return None  # a cumulative reading is not an interval: nothing to store yet
-        history = self.history[endpoint.name]
-        history.append(signals)
-        del history[:-HISTORY]
         await self.write(signals_op(self.model, endpoint.name, signals))
         return signals
 
@@ -131,33 +147,36 @@ class Jobs:
 
     async def probe(self, class_name: str, jitter: bool = True) -> list[ProbeResult]:
         """One round of the class's probes; results go to the exporter and the store."""
-        results = await run_round(
-            self.model, [class_name], client=self.probe_client, jitter=jitter, metrics=self.exporter.probes
-        )
-        for result in results:
-            await self.write(probe_op(self.model, result))
-            if not result.ok:
-                log.info("probe %s/%s/%s failed: %s %s", result.endpoint, result.request_class,
-                         result.kind, result.reason, result.detail)  # fmt: skip
-        self.probe_results.extend(results)
-        del self.probe_results[:-1000]
+        results = await run_round(self.model, [class_name], client=self.probe_client, jitter=jitter,
+                                  metrics=self.exporter.probes, on_result=self._record)  # fmt: skip
+        self.probe_outcomes.update("ok" if r.ok else (r.reason or "unknown") for r in results)
         return results
+
+    async def _record(self, result: ProbeResult) -> None:
+        """Store one probe result as soon as it is known (see :func:`run_round`)."""
+        await self.write(probe_op(self.model, result))
+        if not result.ok:
+            log.info("probe %s/%s/%s failed: %s %s", result.endpoint, result.request_class,
+                     result.kind, result.reason, result.detail)  # fmt: skip
 
     # --- evaluation and upkeep ------------------------------------------------------------
 
-    def evaluate(self) -> int:
+    def evaluate(self) -> int | Skipped:
         """Replay any backlog, evaluate every due step, refresh the SLO gauges (runs in a thread)."""
         self.writer.flush()
-        if self.writer.backlog:
-            return 0  # the database is away: evaluating now would miss buffered events
-        # results completed just before a step may still be on their way to the store
-        now = self.clock() - min(SETTLE, self.evaluation_step / 2)
+        if self.writer.database_away:
+            return SKIPPED  # the database takes no writes now: nothing could be read or stored
+        # results completed just before a step may still be on their way to the store, and steps
+        # at or after the oldest spooled event wait for its replay; unrelated backlog does not block
+        now = self.writer.complete_until(self.clock() - min(SETTLE, self.evaluation_step / 2))
         step = align(now, self.evaluation_step)
         if step == self.evaluated_step:
+            self.last_evaluation = self.clock()
             return 0  # this step is done; nothing new is due until the next boundary
         done = evaluate_due(self.store, self.model, now, step=self.evaluation_step)
         self.exporter.slo.update(self.store.latest_evaluations(now))
         self.evaluated_step = step
+        self.last_evaluation = self.clock()
         return len(done)
 
     def prune(self) -> None:

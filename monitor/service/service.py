@@ -1,36 +1,41 @@
 """``m3mon run``: scrapes, probes, evaluation, retention and the weekly report under APScheduler.
 
-One asyncio loop runs the APScheduler ``AsyncIOScheduler`` and a uvicorn server with the
-exporter (``/metrics``) and the Alertmanager receiver (``/alertmanager``). SIGTERM and SIGINT
-stop the scheduler, let running jobs finish, flush the store buffer and close the server.
+One asyncio loop runs the APScheduler ``AsyncIOScheduler`` and a uvicorn server with the HTTP
+surface of :mod:`monitor.service.http`. The web config (exporter-toolkit format) adds TLS and
+basic auth; without one the service refuses to listen beyond loopback and says at start that it
+serves plain HTTP on loopback only. SIGHUP reloads the configuration (:mod:`monitor.service.reload`);
+SIGTERM and SIGINT stop the scheduler, let running jobs finish, flush the store buffer and close
+the server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from typing import Any
+from datetime import datetime
 
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from monitor.exporter import Exporter
 from monitor.model import Model
+from monitor.service import reload as reloading
 from monitor.service.http import make_app
 from monitor.service.jobs import Jobs
+from monitor.service.readiness import Readiness, readiness
+from monitor.service.schedule import Tracked, plan
 from monitor.slo.due import STEP
 from monitor.store import Store
+from monitor.web.auth import BasicAuth
+from monitor.web.config import check_exposure
 
 log = logging.getLogger(__name__)
 
 #: How often due SLO evaluations are computed (the evaluator aligns them to its own step).
 EVALUATE_EVERY = 15.0
-PRUNE_EVERY = 3600.0
-HEALTH_EVERY = 15.0
 #: Seconds running jobs get to finish on SIGTERM before they are cancelled.
 SHUTDOWN_GRACE = 10.0
 
@@ -38,8 +43,19 @@ SHUTDOWN_GRACE = 10.0
 class Service:
     """The monitor as a long-running process."""
 
-    def __init__(self, model: Model, *, send_reports: bool = True, evaluation_step: float = STEP) -> None:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        send_reports: bool = True,
+        evaluation_step: float = STEP,
+        web_config: str | None = None,
+    ) -> None:
         self.model = model
+        self.web_flag = web_config
+        self.web = reloading.load_web(model, web_config)
+        check_exposure(model.exporter_listen, self.web, model.source)  # before touching anything
+        self.auth = BasicAuth(dict(self.web.users)) if self.web and self.web.users else None
         self.store = Store(model.storage.url)
         self.store.check_schema()
         self.exporter = Exporter(model)
@@ -49,44 +65,92 @@ class Service:
         self.scheduler = AsyncIOScheduler(timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1})
         self.stopping = asyncio.Event()
         self.server: uvicorn.Server | None = None
-        self.tracked = _Tracked()
+        self.tracked = Tracked(self.exporter.service)
+        self._reloads: set[asyncio.Task[str | None]] = set()
+        self._reload_lock = asyncio.Lock()
+
+    # --- what the HTTP surface asks (monitor.service.http.Control) ------------------------------
+
+    def readiness(self) -> Readiness:
+        return readiness(
+            scheduler_running=self.scheduler.running,
+            backlog=self.jobs.writer.backlog,
+            max_backlog=self.model.storage.buffer_max_items,
+            last_evaluation=self.jobs.last_evaluation,
+            now=self.jobs.clock(),
+            step=self.jobs.evaluation_step,
+        )
+
+    async def reload(self) -> str | None:
+        async with self._reload_lock:
+            return await reloading.reload(self)
+
+    def current_auth(self) -> BasicAuth | None:
+        return self.auth
+
+    def set_users(self, users: Mapping[str, str]) -> None:
+        if not users:
+            self.auth = None
+        elif self.auth is None:
+            self.auth = BasicAuth(users)
+        else:
+            self.auth.replace(users)
+
+    # --- scheduling ------------------------------------------------------------------------------
+
+    def plan(self, keep: Mapping[str, datetime | None] | None = None) -> None:
+        tasks = plan(self.scheduler, self.jobs, self.tracked, evaluate_every=self.evaluate_every,
+                     send_reports=self.send_reports, keep=keep)  # fmt: skip
+        self.exporter.service.plan(tasks)
 
     def _schedule(self) -> None:
-        add, track = self.scheduler.add_job, self.tracked
-        for ep in self.model.endpoints:
-            add(track(self.jobs.scrape), "interval", seconds=ep.scrape_interval, args=[ep],
-                id=f"scrape:{ep.name}", next_run_time=_soon(0.5))  # fmt: skip
-            add(track(self.jobs.health), "interval", seconds=HEALTH_EVERY, args=[ep], id=f"health:{ep.name}",
-                next_run_time=_soon(0.2))  # fmt: skip
-        for cls in self.model.classes:
-            first = _soon(1.0 + random.uniform(0, cls.probe.jitter))
-            add(track(self.jobs.probe), "interval", seconds=cls.probe.interval, args=[cls.name],
-                id=f"probe:{cls.name}", jitter=cls.probe.jitter, next_run_time=first)  # fmt: skip
-        add(track(self.jobs.evaluate, blocking=True), "interval", seconds=self.evaluate_every, id="evaluate",
-            next_run_time=_soon(self.evaluate_every))  # fmt: skip
-        add(track(self.jobs.prune, blocking=True), "interval", seconds=PRUNE_EVERY, id="prune")
-        if self.send_reports and (self.model.report.recipients or self.model.report.webhook_url):
-            from monitor.report.delivery import weekly_job
-            from monitor.report.schedule import cron_trigger
+        self.plan()
 
-            add(track(weekly_job), cron_trigger(self.model.report.schedule, self.model.report.timezone),
-                args=[self.model, self.store], id="report")  # fmt: skip
+    # --- running ---------------------------------------------------------------------------------
+
+    def _server(self) -> uvicorn.Server:
+        host, port = self.model.exporter_listen.rsplit(":", 1)
+        tls = self.web.tls if self.web else None
+        config = uvicorn.Config(make_app(self.exporter, self.jobs, self), host=host, port=int(port),
+                                log_level="warning", log_config=None, access_log=False, lifespan="off",
+                                **(tls.uvicorn_kwargs() if tls else {}))  # fmt: skip
+        config.load()
+        if tls is not None and config.ssl is not None:
+            tls.restrict(config.ssl)
+        return _QuietServer(config)
+
+    def _announce(self) -> None:
+        scheme = "https" if self.web and self.web.tls else "http"
+        if self.web is None:
+            log.warning("no web config (--web.config.file): serving %s without TLS or authentication, on "
+                        "loopback only", self.model.exporter_listen)  # fmt: skip
+        else:
+            log.info("web config %s: TLS %s, basic auth %s", self.web.path, "on" if self.web.tls else "off",
+                     f"for {len(self.web.users)} user(s)" if self.web.users else "off")  # fmt: skip
+        if self.model.credentials is not None and not (self.web and self.web.users):
+            log.warning("exporter.credentials is set but no web config checks basic-auth users: the "
+                        "credentials clients send are not verified")  # fmt: skip
+        log.info("m3mon running: exporter on %s://%s/metrics", scheme, self.model.exporter_listen)
+
+    def _on_sighup(self) -> None:
+        task = asyncio.create_task(self.reload())
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
 
     async def serve(self, duration: float | None = None) -> None:
         """Run until SIGTERM/SIGINT (or for ``duration`` seconds), then shut down cleanly."""
-        host, port = self.model.exporter_listen.rsplit(":", 1)
-        app = make_app(self.exporter, self.jobs)
-        config = uvicorn.Config(app, host=host, port=int(port), log_level="warning", lifespan="off")
-        self.server = _QuietServer(config)
+        self.server = self._server()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self.stopping.set)
+        with suppress(NotImplementedError, RuntimeError, AttributeError):
+            loop.add_signal_handler(signal.SIGHUP, self._on_sighup)
         await self.jobs.register_endpoints()
-        self._schedule()
+        self.plan()
         self.scheduler.start()
         server_task = asyncio.create_task(self.server.serve())
-        log.info("m3mon running: exporter on http://%s/metrics", self.model.exporter_listen)
+        self._announce()
         with suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), timeout=duration)
         await self.shutdown(server_task)
@@ -98,6 +162,7 @@ class Service:
             self.server.should_exit = True
         with suppress(asyncio.CancelledError):
             await server_task
+        await asyncio.gather(*self._reloads, return_exceptions=True)
         await self.tracked.finish(SHUTDOWN_GRACE)
         await self.jobs.close()
         await asyncio.to_thread(self.jobs.evaluate)
@@ -105,51 +170,8 @@ class Service:
 
 
 class _QuietServer(uvicorn.Server):
-    """uvicorn without its own signal handlers: the service owns SIGTERM/SIGINT."""
+    """uvicorn without its own signal handlers: the service owns SIGTERM, SIGINT and SIGHUP."""
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
-
-
-def _soon(seconds: float) -> object:
-    from datetime import UTC, datetime, timedelta
-
-    return datetime.now(UTC) + timedelta(seconds=seconds)
-
-
-class _Tracked:
-    """Runs scheduled jobs as tracked tasks: failures are logged, shutdown can wait for them.
-
-    A job never raises into the scheduler; blocking jobs run in a worker thread. On shutdown,
-    :meth:`finish` gives running jobs ``grace`` seconds, then cancels only those jobs.
-    """
-
-    def __init__(self) -> None:
-        self.running: set[asyncio.Task[object]] = set()
-
-    def __call__(self, fn: Callable[..., Any], *, blocking: bool = False) -> Callable[..., Any]:
-        async def job(*args: Any) -> None:
-            task = asyncio.current_task()
-            assert task is not None
-            self.running.add(task)
-            try:
-                await (asyncio.to_thread(fn, *args) if blocking else fn(*args))
-            except asyncio.CancelledError:
-                log.info("job %s cancelled at shutdown", name)
-            except Exception:
-                log.exception("job %s failed", name)
-            finally:
-                self.running.discard(task)
-
-        name = getattr(fn, "__name__", "job")
-        job.__name__ = name
-        return job
-
-    async def finish(self, grace: float) -> None:
-        if not self.running:
-            return
-        _, late = await asyncio.wait(set(self.running), timeout=grace)
-        for task in late:
-            task.cancel()
-        await asyncio.gather(*late, return_exceptions=True)

@@ -36,6 +36,35 @@ class QueueFullError(Exception):
 EMIT_SLICE = 16
 
 
+def step_seconds(
+    cfg: SimConfig, faults: Faults, running: int, decoding: bool, prefill_tokens: int, draw: float
+) -> float:
+    """How long one engine step takes (the latency model, also used by :mod:`monitor.history`).
+
+    ``decode_itl`` scaled by the batch (``running`` requests) when the step decodes, plus the
+    prefill overhead and ``prefill_tokens / prefill_tps`` when it prefills; times the faults'
+    latency multiplier (prefill also by the brown-out factor) and a jitter of ``±cfg.jitter``
+    from ``draw`` (uniform in [0, 1)).
+    """
+    t = 0.0
+    if decoding:
+        t += cfg.decode_itl * (1 + cfg.batch_slowdown * (running - 1) / max(1, cfg.max_num_seqs - 1))
+    if prefill_tokens:
+        t += cfg.prefill_overhead + prefill_tokens / cfg.prefill_tps * faults.brownout_prefill_factor
+    jitter = 1 + cfg.jitter * (2 * draw - 1)
+    return max(0.0, t * faults.latency_multiplier * jitter)
+
+
+def accepted_drafts(cfg: SimConfig, rng: random.Random) -> int:
+    """Draft tokens accepted in one decode step: position by position until one is rejected."""
+    accepted, acceptance = 0, cfg.spec_acceptance
+    for pos in range(cfg.spec_tokens):
+        if rng.random() >= acceptance[min(pos, len(acceptance) - 1)]:
+            break
+        accepted += 1
+    return accepted
+
+
 @dataclass
 class _Tally:
     """What one step produced, counted into the metrics once at the end of the step."""
@@ -209,16 +238,9 @@ class Engine:
         self._metrics().preempted()
 
     def _step_time(self, work: list[_Work], faults: Faults) -> float:
-        cfg = self.config
-        n = len(self.running)
-        t = 0.0
-        if any(w.decode for w in work):
-            t += cfg.decode_itl * (1 + cfg.batch_slowdown * (n - 1) / max(1, cfg.max_num_seqs - 1))
+        decoding = any(w.decode for w in work)
         prefill = sum(w.prefill for w in work)
-        if prefill:
-            t += cfg.prefill_overhead + prefill / cfg.prefill_tps * faults.brownout_prefill_factor
-        jitter = 1 + cfg.jitter * (2 * self.rng.random() - 1)
-        return max(0.0, t * faults.latency_multiplier * jitter)
+        return step_seconds(self.config, faults, len(self.running), decoding, prefill, self.rng.random())
 
     def _apply(self, work: list[_Work], now: float) -> None:
         """Give every request of the step its tokens at ``now`` (one go; the loop uses slices)."""
@@ -257,11 +279,7 @@ class Engine:
         k = self.config.spec_tokens
         if k <= 0:
             return 0
-        accepted, acceptance = 0, self.config.spec_acceptance
-        for pos in range(k):
-            if self.rng.random() >= acceptance[min(pos, len(acceptance) - 1)]:
-                break
-            accepted += 1
+        accepted = accepted_drafts(self.config, self.rng)
         tally.drafts += 1
         tally.draft_tokens += k
         tally.accepted += accepted

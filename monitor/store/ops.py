@@ -158,6 +158,15 @@ def spans_op(spans: Sequence[ServerSpan]) -> Op:
     return {"op": "spans", "rows": [finite(s.to_row()) for s in spans]}
 
 
+def event_time(op: Op) -> float | None:
+    """The earliest time at which ``op`` changes SLO event counts: its first slice's end (an SLO
+    evaluation at an instant before it is not affected by the op); None for ops without slices."""
+    slices = op.get("slices") if isinstance(op, dict) else None
+    ends = [s.get("end") for s in slices or () if isinstance(s, dict)]
+    finite_ends = [float(e) for e in ends if isinstance(e, int | float) and math.isfinite(e)]
+    return min(finite_ends) if finite_ends else None
+
+
 def write_slices(session: Session, slices: Sequence[dict[str, Any]]) -> int:
     """Insert new slices and add exactly those to their hourly rollups; returns how many were new."""
     keys = ("slo_id", "endpoint", "origin", "end")

@@ -15,9 +15,10 @@ from typing import Any, cast
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from monitor.slo.evaluate import SLOEvaluation
+from monitor.conventions import BURN_ALERTS
+from monitor.slo.evaluate import STATUS_BURNING, STATUS_EXHAUSTED, SLOEvaluation, WindowResult
 from monitor.store.evaluations import EvaluationRepo
-from monitor.store.tables import DeploymentRow, IncidentRow, ProbeResultRow, ScrapeIntervalRow
+from monitor.store.tables import DeploymentRow, EvaluationRow, IncidentRow, ProbeResultRow, ScrapeIntervalRow
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,64 @@ def incidents(session: Session, start: float, end: float) -> list[Incident]:
         )
         for r in session.scalars(q)
     ]
+
+
+#: Evaluations this long before a range are read too: an incident may start before it.
+BURN_LOOKBACK = 3 * 86400.0
+#: The window whose burn rate a derived incident reports as its peak (the page alert's long window).
+PEAK_WINDOW = BURN_ALERTS[0].long_window
+#: The windows the burn-rate conditions read.
+BURN_WINDOWS = tuple(sorted({w for a in BURN_ALERTS for w in (a.long_window, a.short_window)}))
+#: Statuses under which a burn-rate condition may hold (``exhausted`` takes precedence over
+#: ``burning`` in the stored status, but the pager's burn alerts fire regardless).
+HOT = (STATUS_BURNING, STATUS_EXHAUSTED)
+
+
+@dataclass(frozen=True)
+class StoredBurn:
+    """One stored evaluation that was burning or had its budget exhausted, with the windows the
+    burn-rate conditions read (so a caller with the SLO can check them: :func:`burn_alerts`)."""
+
+    slo_id: str
+    request_class: str
+    slo_name: str
+    evaluated_at: float
+    status: str
+    severity: str | None
+    windows: tuple[WindowResult, ...]
+
+    def burn_rate(self, window: str = PEAK_WINDOW) -> float | None:
+        return next((w.burn_rate for w in self.windows if w.window == window), None)
+
+
+def burn_evaluations(
+    session: Session, start: float, end: float
+) -> tuple[list[StoredBurn], dict[str, list[float]]]:
+    """Evaluations in ``(start − BURN_LOOKBACK, end]`` that were burning or exhausted, oldest first,
+    and per SLO among them the instants of its other evaluations after its first such one ("calm").
+
+    Only evaluations up to ``end`` are read, so the answer for a past ``end`` never changes.
+    """
+    e = EvaluationRow
+    span = (e.evaluated_at > start - BURN_LOOKBACK, e.evaluated_at <= end)
+    cols = (e.slo_id, e.request_class, e.slo_name, e.evaluated_at, e.status, e.severity)
+    wcols = (e.window, e.window_start, e.good, e.total, e.attainment, e.budget_remaining, e.burn_rate)
+    q = select(*cols, *wcols).where(*span, e.status.in_(HOT), e.window.in_(BURN_WINDOWS))
+    groups: dict[tuple[Any, ...], list[WindowResult]] = defaultdict(list)
+    for row in session.execute(q.order_by(e.evaluated_at, e.slo_id, e.id)):
+        r: Any = row
+        groups[tuple(r[:6])].append(WindowResult(r[6], r[7], float(r[3]), r[8], r[9], r[10], r[11], r[12]))
+    burns = [StoredBurn(h[0], h[1], h[2], float(h[3]), h[4], h[5], tuple(ws)) for h, ws in groups.items()]
+    calm: dict[str, list[float]] = defaultdict(list)
+    if burns:
+        first = min(b.evaluated_at for b in burns)
+        quiet = select(e.slo_id, e.evaluated_at).where(
+            *span, e.window == PEAK_WINDOW, e.evaluated_at > first, e.status.not_in(HOT),
+            e.slo_id.in_({b.slo_id for b in burns}),
+        )  # fmt: skip
+        for slo_id, at in session.execute(quiet):
+            calm[slo_id].append(float(at))
+    return burns, calm
 
 
 def deployment_changes(session: Session, start: float, end: float) -> list[DeploymentChange]:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from monitor.errors import StoreError
 from monitor.slo.evaluate import Counter, SLOEvaluation
 from monitor.store.counts import EventCounts
-from monitor.store.engine import make_engine
+from monitor.store.engine import display_url, make_engine
 from monitor.store.evaluations import EvaluationRepo
 from monitor.store.ops import Op, apply_op
 from monitor.store.retention import Pruned, prune
@@ -42,7 +42,10 @@ class Store:
     def check_schema(self) -> None:
         """Raise StoreError unless the migrations have been applied."""
         if not inspect(self.engine).has_table("evaluations"):
-            raise StoreError(f"{self.url}: no m3mon tables; run `m3mon db upgrade -c CONFIG` first")
+            shown = display_url(self.url)
+            raise StoreError(
+                f"database not migrated: {shown} (no m3mon tables; run `m3mon db upgrade -c CONFIG`)"
+            )
 
     def apply(self, ops: Sequence[Op]) -> None:
         """Write ops in order, in one transaction (all or nothing)."""

@@ -23,6 +23,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans
 
 from monitor.traces.span import SERVER_SPAN_NAME, SERVICE_NAME, OtlpError, ServerSpan, server_span
+from monitor.traces.validate import validated
 
 #: Request bodies (after gunzip) above this size are refused; an SDK batch of 512 spans is ~0.5 MB.
 MAX_BODY_BYTES: Final = 8 * 1024 * 1024
@@ -117,29 +118,32 @@ def attributes(kvs: Any) -> dict[str, object]:
     return out
 
 
-def _resource_spans(rs: ResourceSpans) -> Iterator[ServerSpan | None]:
+def _resource_spans(rs: ResourceSpans, where: str) -> Iterator[ServerSpan | None]:
     service = attributes(rs.resource.attributes).get(SERVICE_NAME)
     service_name = service if isinstance(service, str) else None
-    for scope in rs.scope_spans:
-        for span in scope.spans:
+    for i, scope in enumerate(rs.scope_spans):
+        for j, span in enumerate(scope.spans):
             if span.name != SERVER_SPAN_NAME:
                 yield None
                 continue
-            yield server_span(
-                span.trace_id,
-                span.span_id,
-                span.name,
-                span.start_time_unix_nano,
-                span.end_time_unix_nano,
-                attributes(span.attributes),
-                service_name,
-            )
+            at = f"{where}.scope_spans[{i}].spans[{j}]"
+            try:
+                times = span.start_time_unix_nano, span.end_time_unix_nano
+                decoded = server_span(span.trace_id, span.span_id, span.name, *times,
+                                      attributes(span.attributes), service_name)  # fmt: skip
+            except OtlpError as exc:
+                raise OtlpError(f"{at}: {exc}") from None
+            yield validated(decoded, at)
 
 
 def spans(request: ExportTraceServiceRequest) -> Iterator[ServerSpan | None]:
-    """Each span of the request in order: a ServerSpan for ``llm_request``, None for any other."""
-    for rs in request.resource_spans:
-        yield from _resource_spans(rs)
+    """Each span of the request in order: a ServerSpan for ``llm_request``, None for any other.
+
+    OtlpError naming the span (``resource_spans[i].scope_spans[j].spans[k]``) and the field when an
+    ``llm_request`` span has an invalid id or a value its ``server_spans`` column cannot hold.
+    """
+    for i, rs in enumerate(request.resource_spans):
+        yield from _resource_spans(rs, f"resource_spans[{i}]")
 
 
 def parse_request(body: bytes, content_type: str | None, content_encoding: str | None = None) -> Batch:

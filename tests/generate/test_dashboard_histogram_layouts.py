@@ -222,7 +222,10 @@ def prom() -> Iterator[tuple[str, Model]]:
     try:
         root = f"http://127.0.0.1:{server.server_address[1]}"
         endpoints = tuple(dataclasses.replace(e, base_url=f"{root}/pools/{e.name}") for e in base.endpoints)
-        model = dataclasses.replace(base, endpoints=endpoints, exporter_listen=root.removeprefix("http://"))
+        # the hand-written monitor page asks no credentials (the example's are compose's)
+        model = dataclasses.replace(
+            base, endpoints=endpoints, exporter_listen=root.removeprefix("http://"), credentials=None
+        )
         with (
             tempfile.TemporaryDirectory(prefix="m3mon-layouts-") as tmp,
             _prometheus(binary, Path(tmp), model) as url,

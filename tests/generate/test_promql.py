@@ -92,7 +92,7 @@ def test_server_threshold_off_bucket_edge_is_no_data_not_an_error(model: Model) 
 
 @pytest.mark.parametrize(
     ("days", "page", "ticket"),
-    [(30, ("14.4", "6"), ("3", "1")), (28, ("13.44", "5.6"), ("2.8", "0.933333"))],
+    [(30, ("14.4", "6"), ("3", "1")), (28, ("13.44", "5.6"), ("2.8", "0.933333333333"))],
 )
 def test_burn_factors_follow_the_period(
     model: Model, days: int, page: tuple[str, ...], ticket: tuple[str, ...]

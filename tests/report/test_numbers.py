@@ -109,7 +109,16 @@ def test_json_incident_costs_capacity_and_probes(built: Built) -> None:
     )
     (dep,) = doc["deployments"]
     assert dep["changes"] == [{"field": "vllm_version", "before": "0.10.1", "after": "0.11.0"}]
-    assert len(doc["series"]) == 5 and len(doc["series"][0]["points"]) == 28
+    # a week of data: three-hourly points from the first event (Mon 01:00) to the week's end
+    assert doc["series_step_seconds"] == 10800 and doc["as_of"] == "2026-11-30T00:00:00+00:00"
+    chat = doc["series"][0]
+    assert len(doc["series"]) == 5 and (chat["class"], chat["slo"]) == ("chat", "availability")
+    assert [p["at"] for p in chat["points"][:2]] == ["2026-11-23T03:00:00+00:00", "2026-11-23T06:00:00+00:00"]
+    assert len(chat["points"]) == 56 and chat["points"][-1]["at"] == "2026-11-30T00:00:00+00:00"
+    # chat probes every 2 h on even hours: one in (00:00, 03:00], two in (03:00, 06:00]; 84 in the week
+    assert [p["events"] for p in chat["points"][:2]] == [1, 2] and sum(
+        p["events"] for p in chat["points"]
+    ) == 84
 
 
 @pytest.mark.parametrize("fmt", ["html", "md", "pdf"])
@@ -146,3 +155,26 @@ def test_hostile_text_is_escaped_and_secrets_never_appear(built: Built) -> None:
     for out in (html, md, js, pdf_text(built), built.rendered.markdown):
         assert W.API_KEY not in out and "SECRETSECRET" not in out
     assert "api_key" not in json.loads(js)["incidents"][0]["labels"]
+
+
+#: The reader's summary of the constructed week, worded by hand from the numbers above.
+READER = [
+    "chat: at risk — availability 100.000% against 99%; 16.7% of its 30d error budget left; no incident; "
+    "+3.571 points against last week.",
+    "agent: missed — availability 98.810% against 99.5%; 44.4% of its 30d error budget left; the page incident "
+    "of 2026-11-25 10:00 cost 55.6% of it; -1.190 points against last week.",
+    "empty: no data — nothing was measured.",
+]
+
+
+def test_the_readers_summary_says_each_class_in_one_line(built: Built) -> None:
+    doc = json.loads((built.out / "report.json").read_text())
+    assert [r["text"] for r in doc["reader"]] == READER
+    agent = doc["reader"][1]
+    assert (agent["slo"], agent["incident"]["alertname"], agent["incident"]["source"]) == (
+        "availability", "M3SLOBurn", "alertmanager")  # fmt: skip
+    assert agent["incident"]["share"] == pytest.approx(4 / 7.2)
+    text = html_text(built.rendered.html)
+    assert all(line in text for line in READER)
+    md = (built.out / "report.md").read_text()
+    assert "## In short" in md and "\\-1.190 points" not in md and "-1.190 points against last week" in md

@@ -72,7 +72,7 @@ def test_cli_writes_the_four_files(built: Built, tmp_path: Path, capsys: pytest.
     assert str(out / "report.pdf") in capsys.readouterr().out
 
 
-def test_cli_bad_week_exits_1(built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_week_exits_2(built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = [
         "report",
         "-c",
@@ -84,6 +84,6 @@ def test_cli_bad_week_exits_1(built: Built, tmp_path: Path, capsys: pytest.Captu
         "--db",
         built.week.url,
     ]
-    assert main(argv) == 1
+    assert main(argv) == 2  # bad input
     assert "2026-W99" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())

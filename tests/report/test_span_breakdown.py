@@ -63,3 +63,6 @@ def test_spans_fill_in_the_server_view_probes_lack(tmp_path: Path) -> None:
     assert parts["decode"] == pytest.approx((2.0 + 2.0 + 1.0) / 3)
     assert parts["network"] == pytest.approx((0.1 + 0.05 + 0.1) / 3)
     assert dict(brk["agent"].parts)["queue"] is None
+    # two probes' server view came from spans, one from its own per-request metrics: both are named
+    assert chat.source("queue") == chat.source("network") == "OTLP spans + per-request metrics"
+    assert chat.source("tool_turnaround") is None

@@ -83,9 +83,8 @@ def _probe(cls: str, kind: str, at: float, reason: str | None = None, detail: st
                       network=0.05, tool_turnaround=(0.2, 0.3) if kind == "agent_session" else ())  # fmt: skip
     if reason is not None:
         timings = Timings()
-    return ProbeResult(
-        "ep-a", cls, kind, at, reason, timings, detail=detail, finished_at=at
-    )  # events at `at`
+    started = at - (timings.e2e or 0.0)  # an answered probe started its e2e before its events at `at`
+    return ProbeResult("ep-a", cls, kind, started, reason, timings, detail=detail, finished_at=at)
 
 
 def _interval(end: float) -> Signals:

@@ -28,7 +28,7 @@ def test_help_lists_every_option(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bad_faults_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sim", "--faults", '{"nope": 1}']) == 1
+    assert main(["sim", "--faults", '{"nope": 1}']) == 2  # bad input
     assert "nope" in capsys.readouterr().err
 
 

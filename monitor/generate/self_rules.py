@@ -1,0 +1,87 @@
+"""The monitor's alerts about itself (group ``m3mon-self``): is it evaluating, probing, receiving?
+
+They read the service's own metrics (:mod:`monitor.service.metrics`):
+
+* ``M3MonEvaluationStale``: the ``evaluate`` task has not succeeded for EVALUATION_STALE_AFTER
+  seconds. Its job runs every 15 s (or every evaluation step when that is shorter) and succeeds
+  even when no step is due, so five minutes without a success means SLO evaluation stopped.
+* ``M3MonProbesNotRunning``: a class's probe task has not completed a round for
+  max(10m, 2 × interval + timeout), the same allowance ``SLOMetricAbsent`` gives its probes.
+* ``M3MonReceiverRejecting``: ``/alertmanager`` or ``/v1/traces`` refused at least
+  RECEIVER_REJECTIONS requests in RECEIVER_WINDOW: a sender (Alertmanager, vLLM) whose password,
+  payload or encoding is wrong, whose data is lost. One or two stray requests never fire.
+
+Ages are counted from the later of the task's last success and the process start
+(``process_start_time_seconds``), so a monitor that just (re)started and has not finished its
+first round yet is not stale; the last-success series is 0 until the first success.
+"""
+
+from __future__ import annotations
+
+from monitor import conventions as cv
+from monitor.generate import promql as q
+from monitor.generate.rules import Alert
+from monitor.model import Model
+
+EVALUATION_STALE_AFTER = 300  # seconds without a successful evaluate run
+PROBES_STALE_MIN = 600  # seconds; per class max(this, 2 × interval + timeout)
+RECEIVER_WINDOW = "10m"
+RECEIVER_REJECTIONS = 3
+
+
+def probes_stale_after(model: Model, request_class: str) -> int:
+    """Seconds a class's probe task may go without completing a round."""
+    plan = model.request_class(request_class).probe
+    return round(max(PROBES_STALE_MIN, 2 * plan.interval + plan.timeout))
+
+
+def task_age(model: Model, task: str) -> str:
+    """Seconds since ``task`` last succeeded, or since the process started if that is later."""
+    success = cv.JOB_LAST_SUCCESS + q.monitor_selector(model.alerting, **{cv.L_TASK: task})
+    started = cv.PROCESS_START_TIME + q.monitor_selector(model.alerting)
+    return f"time() - max by (job, instance) ({success} or {started})"
+
+
+def _probes_not_running(model: Model) -> str:
+    terms = [
+        f'label_replace({task_age(model, cv.probe_task(c.name))}, "{cv.L_CLASS}", "{c.name}", "", "")\n'
+        f"  > {probes_stale_after(model, c.name)}"
+        for c in model.classes
+    ]
+    return "\nor\n".join(terms)
+
+
+def self_alerts(model: Model) -> list[Alert]:
+    rejected = cv.RECEIVER_REJECTED + q.matchers(
+        [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_RECEIVER, q.regex(cv.RECEIVERS))]
+    )
+    return [
+        Alert(
+            cv.ALERT_EVALUATION_STALE,
+            f"{task_age(model, cv.TASK_EVALUATE)} > {EVALUATION_STALE_AFTER}",
+            "ticket",
+            "m3mon has not evaluated SLOs for {{ $value | humanizeDuration }}",
+            "The monitor's evaluate task on {{ $labels.instance }} has not completed for "
+            "{{ $value | humanizeDuration }}: stored evaluations, the monitor's SLO gauges, "
+            "`m3mon slo status` and the weekly report are stale. The Prometheus burn-rate alerts "
+            "do not depend on it.",
+        ),
+        Alert(
+            cv.ALERT_PROBES_NOT_RUNNING,
+            _probes_not_running(model),
+            "ticket",
+            "m3mon's {{ $labels.class }} probes have not run for {{ $value | humanizeDuration }}",
+            "No probe round of class {{ $labels.class }} completed on {{ $labels.instance }} for "
+            "{{ $value | humanizeDuration }}: the class's probe SLOs see no events and cannot alert.",
+        ),
+        Alert(
+            cv.ALERT_RECEIVER_REJECTING,
+            f"sum by (job, instance, receiver, reason) (increase({rejected}[{RECEIVER_WINDOW}]))\n"
+            f">= {RECEIVER_REJECTIONS}",
+            "ticket",
+            "m3mon's {{ $labels.receiver }} receiver refuses requests ({{ $labels.reason }})",
+            '{{ printf "%.0f" $value }} requests to the {{ $labels.receiver }} receiver on '
+            "{{ $labels.instance }} were refused ({{ $labels.reason }}) in the last "
+            f"{RECEIVER_WINDOW}; what they carried (incidents or request spans) is lost.",
+        ),
+    ]

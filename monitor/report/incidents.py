@@ -1,0 +1,154 @@
+"""The report's incidents: alerts Alertmanager sent, and burns the store saw on its own.
+
+Received alerts (the ``incidents`` table) are the record when Alertmanager is connected. Without it,
+the store still knows when each SLO burned: every stored evaluation keeps the windows the burn-rate
+alerts read. An evaluation is *burning* when one of the SLO's burn-rate conditions holds on them
+(:func:`monitor.slo.evaluate.burn_alerts`, the pager's definition, docs/slo-events.md §3) — also
+when its stored status is ``exhausted``, which takes precedence in the status but does not stop
+the pager's burn alerts. Runs of burning evaluations become incidents
+(:func:`monitor.store.incidents.derive_burn_incidents`). A derived incident that a received alert
+covers (same SLO, overlapping in time) adds its peak burn rate to that alert; one no alert covers
+is listed itself, marked as derived. Everything is read up to the report's end.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from monitor import conventions as cv
+from monitor.model import SLO, Model
+from monitor.report.data import SOURCE_DERIVED, BudgetCost, Incident
+from monitor.report.events import Windows
+from monitor.report.redact import Redactor
+from monitor.slo.evaluate import STATUS_BURNING, burn_alerts
+from monitor.store.incidents import BurnIncident, Burning, derive_burn_incidents
+from monitor.store.queries import StoredBurn, burn_evaluations
+from monitor.store.tables import IncidentRow
+
+
+def incident_slos(model: Model, request_class: str | None, slo: str | None) -> list[SLO]:
+    """SLOs an alert is about: its ``slo`` label (name or class/name), else all of its class."""
+    slos = model.slos
+    if slo:
+        return [s for s in slos if s.id == slo or (s.name == slo and s.request_class == request_class)]
+    return [s for s in slos if s.request_class == request_class] if request_class else []
+
+
+def holding(
+    model: Model, burns: list[StoredBurn], calm: dict[str, list[float]], severity: str
+) -> tuple[list[Burning], dict[str, list[float]]]:
+    """The evaluations among ``burns`` where a ``severity`` burn-rate condition held, and every
+    other evaluation instant per SLO (``calm`` plus those of ``burns`` where none held)."""
+    slos = {s.id: s for s in model.slos}
+    hot: list[Burning] = []
+    quiet = {k: list(v) for k, v in calm.items()}
+    for b in burns:
+        slo = slos.get(b.slo_id)
+        held = {a.severity for a in burn_alerts(slo, b.windows)} if slo is not None else set()
+        if slo is None and b.status == STATUS_BURNING:
+            held = {b.severity or ""}  # an SLO no longer configured: trust the stored status
+        if severity in held:
+            hot.append((b.slo_id, b.request_class, b.slo_name, b.evaluated_at, severity, b.burn_rate()))
+        else:
+            quiet.setdefault(b.slo_id, []).append(b.evaluated_at)
+    return hot, quiet
+
+
+def derived_incidents(model: Model, session: Session, start: float, end: float) -> list[BurnIncident]:
+    """Incidents derived from the stored evaluations, burning at some time in ``(start, end]``: one
+    per stretch in which a page (or a ticket) burn-rate condition held, as the pager's alerts."""
+    burns, calm = burn_evaluations(session, start, end)
+    found = []
+    for severity in ("page", "ticket"):
+        found += derive_burn_incidents(*holding(model, burns, calm, severity), end)
+    return sorted(
+        (i for i in found if i.ends_at is None or i.ends_at > start), key=lambda i: (i.starts_at, i.slo_id)
+    )
+
+
+def _costs(w: Windows, slos: list[SLO], start: float, until: float, end: float) -> tuple[BudgetCost, ...]:
+    """Bad events of ``(start, until]`` over the bad events each SLO's period (ending at ``end``) allows."""
+    costs = []
+    for slo in slos:
+        during = w.result(slo, start, until)
+        allowed = slo.budget * w.period_at(slo, end).total
+        bad = during.total - during.good
+        costs.append(BudgetCost(slo.id, bad, allowed, bad / allowed if allowed > 0 else None))
+    return tuple(costs)
+
+
+class IncidentReader:
+    """Incidents of one period ``(start, end]`` (``end`` is the report's end, never later)."""
+
+    def __init__(self, model: Model, session: Session, w: Windows, red: Redactor, tz: object) -> None:
+        self.model, self.session, self.w, self.red, self.tz = model, session, w, red, tz
+
+    def _time(self, t: float) -> datetime:
+        return datetime.fromtimestamp(t, self.tz)  # type: ignore[arg-type]
+
+    def received(self, start: float, end: float) -> list[tuple[IncidentRow, float | None]]:
+        """Alerts firing at some time in the period, with their end as known at ``end``."""
+        i = IncidentRow
+        q = select(i).where(i.starts_at < end, or_(i.ends_at.is_(None), i.ends_at > start))
+        rows = self.session.scalars(q.order_by(i.starts_at, i.id))
+        return [(r, r.ends_at if r.ends_at is not None and r.ends_at <= end else None) for r in rows]
+
+    def _alert(self, row: IncidentRow, ended: float | None, end: float, peak: float | None) -> Incident:
+        until = ended if ended is not None else end
+        ann = row.annotations or {}
+        red = self.red
+        return Incident(
+            alertname=red.text(row.alertname),
+            severity=red.text(row.severity or ""),
+            request_class=red.text(row.request_class) if row.request_class else None,
+            slo=red.text(row.slo) if row.slo else None,
+            started_at=self._time(row.starts_at),
+            ended_at=self._time(ended) if ended is not None else None,
+            duration_seconds=max(0.0, until - row.starts_at),
+            summary=red.text(str(ann.get("summary") or ann.get("description") or ann.get("title") or "")),
+            labels=red.labels(row.labels or {}),
+            costs=_costs(
+                self.w, incident_slos(self.model, row.request_class, row.slo), row.starts_at, until, end
+            ),
+            peak_burn=peak,
+        )
+
+    def _derived(self, b: BurnIncident, end: float) -> Incident:
+        until = b.ends_at if b.ends_at is not None else end
+        name = cv.ALERT_BURN_PAGE if b.severity == "page" else cv.ALERT_BURN_TICKET
+        labels = {"alertname": name, cv.L_CLASS: b.request_class, cv.L_SLO: b.slo, "severity": b.severity}
+        peak = f" at up to {b.peak_burn:.1f}× the sustainable rate (1h)" if b.peak_burn is not None else ""
+        summary = f"{b.slo_id} burned its error budget{peak}; derived from the stored burn evaluations"
+        slos = [s for s in self.model.slos if s.id == b.slo_id]
+        return Incident(
+            name, b.severity, self.red.text(b.request_class), self.red.text(b.slo), self._time(b.starts_at),
+            self._time(b.ends_at) if b.ends_at is not None else None, max(0.0, until - b.starts_at),
+            self.red.text(summary), self.red.labels(labels), _costs(self.w, slos, b.starts_at, until, end),
+            SOURCE_DERIVED, b.peak_burn,
+        )  # fmt: skip
+
+    def incidents(self, start: float, end: float) -> list[Incident]:
+        """Received alerts (each with the peak burn of the derived incidents it covers), then the
+        derived incidents no received alert covers; ordered by start."""
+        derived = derived_incidents(self.model, self.session, start, end)
+        covered: set[int] = set()
+        out = []
+        for row, ended in self.received(start, end):
+            ids = {s.id for s in incident_slos(self.model, row.request_class, row.slo)}
+            until = ended if ended is not None else end
+            hits = [
+                k for k, b in enumerate(derived) if b.slo_id in ids and _overlap(b, row.starts_at, until, end)
+            ]
+            covered.update(hits)
+            peaks = [derived[k].peak_burn for k in hits if derived[k].peak_burn is not None]
+            out.append(self._alert(row, ended, end, max(peaks, default=None)))  # type: ignore[type-var]
+        out += [self._derived(b, end) for k, b in enumerate(derived) if k not in covered]
+        return sorted(out, key=lambda i: (i.started_at, i.source, i.alertname, i.slo or ""))
+
+
+def _overlap(b: BurnIncident, start: float, until: float, end: float) -> bool:
+    b_end = b.ends_at if b.ends_at is not None else end
+    return b.starts_at <= until and start <= b_end

@@ -1,0 +1,123 @@
+"""What ``m3mon run`` schedules, and how each run is tracked, counted and stopped.
+
+:func:`plan` adds one APScheduler job per task (its id is the ``task`` label of the job metrics):
+``scrape:<endpoint>``, ``health:<endpoint>``, ``probe:<class>``, ``evaluate``, ``prune`` and
+``report``. :class:`Tracked` wraps each job: a job never raises into the scheduler, every run is
+counted as success, failure or skipped with the time of the last success, blocking jobs run in a
+worker thread, and on shutdown running jobs get a grace period before only they are cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from monitor import conventions as cv
+from monitor.service.jobs import SKIPPED, Jobs
+from monitor.service.metrics import ServiceMetrics
+
+log = logging.getLogger(__name__)
+
+PRUNE_EVERY = 3600.0
+HEALTH_EVERY = 15.0
+
+
+def _soon(seconds: float) -> datetime:
+    return datetime.now(UTC) + timedelta(seconds=seconds)
+
+
+class Tracked:
+    """Wraps scheduled jobs as tracked tasks that count their runs (see module docstring)."""
+
+    def __init__(self, metrics: ServiceMetrics, clock: Callable[[], float] = time.time) -> None:
+        self.metrics = metrics
+        self.clock = clock
+        self.running: set[asyncio.Task[object]] = set()
+
+    def __call__(self, task: str, fn: Callable[..., Any], *, blocking: bool = False) -> Callable[..., Any]:
+        async def job(*args: Any) -> None:
+            current = asyncio.current_task()
+            assert current is not None
+            self.running.add(current)
+            try:
+                value = await (asyncio.to_thread(fn, *args) if blocking else fn(*args))
+            except asyncio.CancelledError:
+                log.info("job %s cancelled at shutdown", task)
+            except Exception:
+                log.exception("job %s failed", task)
+                self.metrics.ran(task, "failure", self.clock())
+            else:
+                self.metrics.ran(task, "skipped" if value is SKIPPED else "success", self.clock())
+            finally:
+                self.running.discard(current)
+
+        job.__name__ = getattr(fn, "__name__", "job")
+        return job
+
+    async def finish(self, grace: float) -> None:
+        """Give running jobs ``grace`` seconds, then cancel those still running."""
+        if not self.running:
+            return
+        _, late = await asyncio.wait(set(self.running), timeout=grace)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+
+
+def plan(
+    scheduler: AsyncIOScheduler,
+    jobs: Jobs,
+    tracked: Tracked,
+    *,
+    evaluate_every: float,
+    send_reports: bool,
+    keep: Mapping[str, datetime | None] | None = None,
+) -> list[str]:
+    """Add every job of ``jobs.model`` to ``scheduler``; returns the task ids.
+
+    ``keep`` maps task ids to the next run time they had before a reload, so re-planning does
+    not make every probe and scrape run at once.
+    """
+    model, keep = jobs.model, keep or {}
+
+    def add(task: str, fn: Callable[..., Any], first: float, *, blocking: bool = False, **kw: Any) -> None:
+        start = keep.get(task) or _soon(first)
+        scheduler.add_job(tracked(task, fn, blocking=blocking), id=task, name=task, next_run_time=start, **kw)
+
+    for ep in model.endpoints:
+        add(f"scrape:{ep.name}", jobs.scrape, 0.5, trigger="interval", seconds=ep.scrape_interval, args=[ep])
+        add(f"health:{ep.name}", jobs.health, 0.2, trigger="interval", seconds=HEALTH_EVERY, args=[ep])
+    for cls in model.classes:
+        first = 1.0 + random.uniform(0, cls.probe.jitter)
+        add(cv.probe_task(cls.name), jobs.probe, first, trigger="interval", seconds=cls.probe.interval,
+            jitter=cls.probe.jitter, args=[cls.name])  # fmt: skip
+    add(
+        cv.TASK_EVALUATE,
+        jobs.evaluate,
+        evaluate_every,
+        blocking=True,
+        trigger="interval",
+        seconds=evaluate_every,
+    )
+    add("prune", jobs.prune, PRUNE_EVERY, blocking=True, trigger="interval", seconds=PRUNE_EVERY)
+    if send_reports and (model.report.recipients or model.report.webhook_url):
+        _add_report(scheduler, jobs, tracked, keep.get("report"))
+    return [job.id for job in scheduler.get_jobs()]
+
+
+def _add_report(scheduler: AsyncIOScheduler, jobs: Jobs, tracked: Tracked, keep: datetime | None) -> None:
+    from monitor.report.delivery import weekly_job
+    from monitor.report.schedule import cron_trigger
+
+    model = jobs.model
+    trigger = cron_trigger(model.report.schedule, model.report.timezone)
+    when = {"next_run_time": keep} if keep else {}  # next_run_time=None would pause the job
+    job = tracked("report", weekly_job)
+    scheduler.add_job(job, trigger, args=[model, jobs.store], id="report", name="report", **when)

@@ -1,0 +1,147 @@
+"""Incidents derived from the stored burn evaluations, joined to the alerts Alertmanager sent.
+
+The store holds one probe a minute for three days, then 20 failed probes in a row. Counting by hand
+(docs/slo-events.md §3, 99 % over 30 days): the 1h/5m page condition (14.4 × 1 % = 14.4 %) holds
+from the 9th failure (9 of the 60 events in 1h, 15 %) while the 5m window holds a failure, i.e. until
+four minutes after the last one; the 6h/30m page needs 22 failures among 360, the tickets more
+than 1 % over 3 days and 3 % over a day: none holds. So one page incident, from T0 + 9 min to
+T0 + 25 min (the first evaluation that is not burning), peak 1h burn 20/60 / 1 % = 33.3×.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from monitor.history.write import apply_bulk, finish
+from monitor.model import Model, load_model
+from monitor.probes.result import ProbeResult, Timings
+from monitor.report import generate
+from monitor.report.data import Period
+from monitor.report.incidents import holding
+from monitor.slo.evaluate import WindowResult, evaluate_counts
+from monitor.store import Store
+from monitor.store.incidents import derive_burn_incidents
+from monitor.store.migrate import upgrade
+from monitor.store.ops import alertmanager_op, endpoints_op, probe_op
+from monitor.store.queries import StoredBurn
+
+CONFIG = """\
+version: m3mon/v1
+endpoints:
+  - {name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat]}
+request_classes:
+  - name: chat
+    max_context_tokens: 32768
+    probes: [chat]
+    slos:
+      - {name: availability, sli: availability, objective: 99, source: probes}
+report: {timezone: UTC}
+"""
+T0 = datetime(2026, 11, 25, 10, 0, tzinfo=UTC).timestamp()
+MIN = 60.0
+
+
+def _probe(k: int) -> ProbeResult:
+    """The probe completing at T0 + k minutes; those of minutes 1..20 timed out."""
+    at = T0 + k * MIN
+    failed = 1 <= k <= 20
+    timings = Timings() if failed else Timings(ttft=0.1, e2e=1.0)
+    return ProbeResult("ep", "chat", "chat", at - 1.0, "timeout" if failed else None, timings, finished_at=at)
+
+
+def _store(tmp_path: Path) -> tuple[Model, Store]:
+    cfg = tmp_path / "monitor.yaml"
+    cfg.write_text(CONFIG)
+    model = load_model(cfg)
+    url = f"sqlite:///{tmp_path / 'incidents.db'}"
+    upgrade(url)
+    store = Store(url)
+    store.apply([endpoints_op(model.endpoints)])
+    apply_bulk(store, [probe_op(model, _probe(k)) for k in range(-3 * 1440, 41)])
+    finish(store)
+    (slo,) = model.slos
+    with store.counter() as counts:  # every minute from T0 - 5 min to T0 + 40 min, by the evaluator
+        done = [evaluate_counts(slo, T0 + m * MIN, counts) for m in range(-5, 41)]
+    store.save_evaluations(done)
+    return model, store
+
+
+def _report(model: Model, store: Store) -> generate.ReportData:
+    week = Period("2026-W48", datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 30, tzinfo=UTC))
+    return generate.build(model, store, week, datetime(2026, 12, 1, tzinfo=UTC))
+
+
+def test_burn_evaluations_become_one_derived_page_incident(tmp_path: Path) -> None:
+    model, store = _store(tmp_path)
+    try:
+        data = _report(model, store)
+        (incident,) = data.incidents
+        assert (incident.source, incident.alertname, incident.severity) == (
+            "derived",
+            "SLOErrorBudgetBurnPage",
+            "page",
+        )
+        assert incident.started_at.timestamp() == T0 + 9 * MIN and incident.ended_at is not None
+        assert incident.ended_at.timestamp() == T0 + 25 * MIN and incident.duration_seconds == 16 * MIN
+        assert incident.peak_burn == pytest.approx((20 / 60) / 0.01)
+        (cost,) = incident.costs  # the failures inside (T0 + 9 min, T0 + 25 min]: minutes 10 to 20
+        assert (cost.slo_id, cost.bad) == ("chat/availability", 11)
+        assert data.reader[0].incident == incident  # the incident that cost chat's worst SLO most
+
+        store.apply([alertmanager_op(_alert(), T0 + 30 * MIN)])  # now Alertmanager sent it too
+        (joined,) = _report(model, store).incidents  # the received alert is the record, with the peak
+        assert (joined.source, joined.alertname, joined.peak_burn) == (
+            "alertmanager",
+            "SLOBurn",
+            incident.peak_burn,
+        )
+        assert joined.started_at.timestamp() == T0 + 10 * MIN
+    finally:
+        store.close()
+
+
+def _alert() -> dict[str, object]:
+    labels = {"alertname": "SLOBurn", "class": "chat", "slo": "availability", "severity": "page"}
+    alert = {"status": "resolved", "fingerprint": "f1", "labels": labels, "startsAt": "2026-11-25T10:10:00Z",
+             "endsAt": "2026-11-25T10:30:00Z", "annotations": {"summary": "chat availability burning"}}  # fmt: skip
+    return {"version": "4", "status": "resolved", "alerts": [alert]}
+
+
+def _windows(bad_1h: float, bad_5m: float) -> tuple[WindowResult, ...]:
+    def w(name: str, bad: float, total: float) -> WindowResult:
+        ratio = bad / total
+        return WindowResult(name, 0.0, 0.0, total - bad, total, 1 - ratio, 1 - ratio / 0.01, ratio / 0.01)
+
+    return (w("5m", bad_5m, 5), w("1h", bad_1h, 60))
+
+
+def test_a_burn_condition_counts_even_when_the_stored_status_says_exhausted(tmp_path: Path) -> None:
+    cfg = tmp_path / "monitor.yaml"
+    cfg.write_text(CONFIG)
+    model = load_model(cfg)
+    # the evaluator stores "exhausted" first when the period's budget is gone; the pager still pages
+    burns = [StoredBurn("chat/availability", "chat", "availability", T0, "exhausted", None, _windows(12, 2)),
+             StoredBurn("chat/availability", "chat", "availability", T0 + MIN, "exhausted", None, _windows(12, 0))]  # fmt: skip
+    hot, calm = holding(model, burns, {}, "page")
+    assert [h[3] for h in hot] == [T0] and calm == {"chat/availability": [T0 + MIN]}
+    assert holding(model, burns, {}, "ticket")[0] == []  # 1h and 5m windows alone hold no ticket condition
+
+
+def test_runs_split_at_calm_evaluations_and_gaps() -> None:
+    def b(at: float, severity: str = "page", burn: float = 2.0) -> tuple[str, str, str, float, str, float]:
+        return ("c/s", "c", "s", at, severity, burn)
+
+    burning = [b(0), b(60, burn=9.0), b(120), b(400), b(460), b(10_000)]
+    calm = {"c/s": [180.0, 520.0]}
+    found = derive_burn_incidents(burning, calm, until=10_060, gap=3600)
+    assert [(i.starts_at, i.ends_at, i.peak_burn, i.evaluations) for i in found] == [
+        (0, 180.0, 9.0, 3),  # ends at the first calm evaluation after it
+        (400, 520.0, 2.0, 2),
+        (10_000, None, 2.0, 1),  # more than an hour after the last one: a new incident, still burning
+    ]
+    # evaluations stopped (the monitor was down): it ends an hour after its last burning evaluation
+    (late,) = derive_burn_incidents([b(0)], {}, until=9000, gap=3600)
+    assert late.ends_at == 3600

@@ -1,0 +1,243 @@
+"""``m3mon run`` behind its web config: TLS, client certificates and bcrypt basic auth on every route,
+with the real clients the generated configs set up: Alertmanager's webhook, Prometheus' scrape and
+vLLM's OTLP exporter (through the compose entrypoint that builds its header from the secret file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.util.re import parse_env_headers
+
+from monitor.generate.alertmanager import alertmanager_config
+from monitor.generate.compose import compose_file
+from monitor.generate.compose_secrets import AUTH_ENTRYPOINT
+from monitor.generate.prometheus_config import prometheus_config
+from monitor.model import load_model
+from tests.e2e.stack import stop as stop_tool
+from tests.service.live import (
+    PASSWORD,
+    TLS,
+    USER,
+    Monitor,
+    basic,
+    config_doc,
+    free_port,
+    make_tls,
+    running_monitor,
+    wait_until,
+    write_web_config,
+)
+from tests.service.spans import CHILD, export
+from tests.support.real import require_binary
+
+pytestmark = pytest.mark.timeout(150)
+
+ROUTES = [("GET", "/metrics"), ("GET", "/-/healthy"), ("GET", "/-/ready"), ("POST", "/-/reload"),
+          ("POST", "/alertmanager"), ("POST", "/v1/traces")]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> TLS:
+    return make_tls(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="module")
+def monitor(tmp_path_factory: pytest.TempPathFactory, tls: TLS) -> Iterator[Monitor]:
+    tmp = tmp_path_factory.mktemp("monitor")
+    write_web_config(
+        tmp / "web.yml", tls, client_auth_type="VerifyClientCertIfGiven", client_ca_file=str(tls.ca)
+    )
+    (tmp / "password").write_text(PASSWORD + "\n")  # a trailing newline, as `echo` writes it
+    creds = {"username": USER, "password_file": str(tmp / "password"), "ca_file": str(tls.ca)}
+    doc = config_doc(tmp, free_port(), scheme="https", web_config_file="web.yml", credentials=creds)
+    with running_monitor(
+        tmp, doc, verify=str(tls.ca), headers={"Authorization": basic()}, scheme="https"
+    ) as m:
+        yield m
+
+
+def test_every_route_needs_the_right_credentials(monitor: Monitor) -> None:
+    before = monitor.metric("m3mon_receiver_rejected_total", reason="unauthorized")
+    for auth in (None, basic(password="wrong"), basic(user="nobody"), "Bearer x", "Basic !!!"):
+        with monitor.client(headers={"Authorization": auth} if auth else {}) as c:
+            for method, path in ROUTES:
+                r = c.request(method, path, content=b"{}")
+                assert r.status_code == 401, (auth, path, r.text)
+                assert r.headers["www-authenticate"] == "Basic"
+    with monitor.client() as c:
+        assert c.get("/metrics").status_code == 200
+        assert c.get("/-/healthy").text == "m3mon is Healthy.\n"
+        assert c.get("/-/ready").json() == {"status": "ready"}
+    after = monitor.metric("m3mon_receiver_rejected_total", reason="unauthorized")
+    assert after - before == 5 * len(ROUTES)
+    assert monitor.metric("m3mon_receiver_rejected_total", receiver="otlp", reason="unauthorized") >= 5
+
+
+def test_an_unauthenticated_body_is_never_read(monitor: Monitor) -> None:
+    """401 comes back while a client still 'sends' a 1 GB body: the middleware answers first."""
+    host, port = monitor.base.removeprefix("https://").split(":")
+    context = ssl.create_default_context(cafile=str(monitor.verify))
+    import socket
+
+    with (
+        socket.create_connection((host, int(port)), timeout=5) as raw,
+        context.wrap_socket(raw, server_hostname=host) as s,
+    ):
+        s.sendall(b"POST /alertmanager HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n{")
+        assert s.recv(200).startswith(b"HTTP/1.1 401")
+
+
+def test_tls_with_optional_client_certificates(monitor: Monitor, tls: TLS) -> None:
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(monitor.base.replace("https", "http") + "/-/healthy", timeout=5)
+    with pytest.raises(httpx.ConnectError):  # a CA that did not sign the server's certificate
+        httpx.get(monitor.base + "/-/healthy", verify=ssl.create_default_context(cafile=str(tls.other_cert)))
+    good = ssl.create_default_context(cafile=str(tls.ca))
+    good.load_cert_chain(tls.client_cert, tls.client_key)
+    r = httpx.get(monitor.base + "/-/healthy", verify=good, headers={"Authorization": basic()}, timeout=5)
+    assert r.status_code == 200
+    stranger = ssl.create_default_context(cafile=str(tls.ca))
+    stranger.load_cert_chain(tls.other_cert, tls.other_key)
+    with pytest.raises(httpx.HTTPError):  # a client certificate from a CA the monitor does not trust
+        httpx.get(monitor.base + "/-/healthy", verify=stranger, headers={"Authorization": basic()}, timeout=5)
+
+
+def test_the_monitor_watches_itself(monitor: Monitor) -> None:
+    wait_until(lambda: monitor.metric("m3mon_job_runs_total", task="evaluate", result="success") >= 2, 15,
+               "two evaluations")  # fmt: skip
+    now = datetime.now(UTC).timestamp()
+    assert now - 30 < monitor.metric("m3mon_job_last_success_timestamp_seconds", task="evaluate") <= now + 1
+    assert monitor.metric("m3mon_job_last_success_timestamp_seconds", task="probe:chat-32k") >= 0
+    for name in ("process_start_time_seconds", "process_resident_memory_bytes", "python_gc_objects_collected_total",
+                 "python_info"):  # fmt: skip
+        assert monitor.metric(name) > 0, name
+    assert "m3mon running: exporter on https://" in monitor.log()
+    assert "without TLS or authentication" not in monitor.log()
+
+
+def _alertmanager(tmp: Path, monitor: Monitor) -> tuple[subprocess.Popen[bytes], str]:
+    binary = require_binary("prometheus-alertmanager", "/usr/bin/prometheus-alertmanager")
+    config = alertmanager_config(load_model(monitor.config))
+    hook = config["receivers"][-1]["webhook_configs"][0]
+    assert hook["http_config"]["basic_auth"] == {
+        "username": USER,
+        "password_file": str(monitor.tmp / "password"),
+    }
+    assert hook["http_config"]["tls_config"] == {"ca_file": str(monitor.verify)}
+    (tmp / "am.yml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    with (tmp / "am.log").open("ab") as log:
+        proc = subprocess.Popen([binary, f"--config.file={tmp / 'am.yml'}", f"--storage.path={tmp / 'data'}",
+                                 f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
+                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def test_a_real_alertmanager_delivers_through_the_generated_credentials(
+    monitor: Monitor, tmp_path: Path
+) -> None:
+    proc, am = _alertmanager(tmp_path, monitor)
+    try:
+        wait_until(lambda: httpx.get(f"{am}/-/ready", timeout=2).status_code == 200, 20, "Alertmanager ready")
+        alert = {"labels": {"alertname": "M3MonAuthTest", "class": "chat-32k", "slo": "availability"},
+                 "annotations": {"summary": "sent by a real Alertmanager"},
+                 "startsAt": datetime.now(UTC).isoformat()}  # fmt: skip
+        assert httpx.post(f"{am}/api/v2/alerts", json=[alert], timeout=5).status_code == 200
+        wait_until(lambda: monitor.count("incidents") >= 1, 30, "the incident stored", every=0.3)
+    finally:
+        stop_tool(proc)
+    import sqlite3
+
+    with sqlite3.connect(monitor.db) as db:
+        row = db.execute("SELECT alertname, request_class, status FROM incidents").fetchone()
+    assert row == ("M3MonAuthTest", "chat-32k", "firing"), (tmp_path / "am.log").read_text()[-2000:]
+
+
+def test_a_real_prometheus_scrapes_through_the_generated_credentials(
+    monitor: Monitor, tmp_path: Path
+) -> None:
+    binary = require_binary("prometheus", "/usr/bin/prometheus")
+    config = prometheus_config(load_model(monitor.config), [], interval=1.0)
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "m3mon"]
+    assert job["scheme"] == "https" and job["basic_auth"]["password_file"] == str(monitor.tmp / "password")
+    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    with (tmp_path / "prom.log").open("ab") as log:
+        proc = subprocess.Popen([binary, f"--config.file={tmp_path / 'prometheus.yml'}",
+                                 f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
+                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+    query = f"http://127.0.0.1:{port}/api/v1/query"
+    try:
+
+        def up() -> bool:
+            result = httpx.get(query, params={"query": 'up{job="m3mon"}'}, timeout=2).json()["data"]["result"]
+            return bool(result) and result[0]["value"][1] == "1"
+
+        wait_until(up, 30, "Prometheus to scrape the monitor (up == 1)", every=0.5)
+    finally:
+        stop_tool(proc)
+
+
+#: requests lets these replace an explicit CA file (it does so for every request without ``verify``).
+CA_BUNDLE_VARS = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+
+
+def test_a_real_otlp_exporter_with_and_without_the_password(
+    monitor: Monitor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in CA_BUNDLE_VARS:
+        monkeypatch.delenv(var, raising=False)
+    url, ca = f"{monitor.base}/v1/traces", str(monitor.verify)
+    header = f"Authorization=Basic%20{basic().split()[1]}"  # what the compose entrypoint exports
+    headers = dict(parse_env_headers(header, liberal=True))
+    assert export(OTLPSpanExporter(endpoint=url, certificate_file=ca, headers=headers), ["r-ok"]) == (
+        SpanExportResult.SUCCESS
+    )
+    wrong = {"authorization": basic(password="old")}
+    assert export(OTLPSpanExporter(endpoint=url, certificate_file=ca, headers=wrong), ["r-bad"]) == (
+        SpanExportResult.FAILURE
+    )
+    wait_until(lambda: monitor.count("server_spans") >= 1, 10, "the span stored")
+    import sqlite3
+
+    with sqlite3.connect(monitor.db) as db:
+        assert [r[0] for r in db.execute("SELECT request_id FROM server_spans")] == ["r-ok"]
+
+
+def test_the_compose_entrypoint_gives_vllm_its_otlp_header(monitor: Monitor, tmp_path: Path) -> None:
+    """The generated vLLM service runs AUTH_ENTRYPOINT: run it (``$$`` is compose's ``$``) with
+    the env compose sets, around an exporter built the way vLLM builds it."""
+    model = load_model(monitor.config)
+    vllm = compose_file(model)["services"]["vllm-pool"]
+    assert vllm["entrypoint"][2] == AUTH_ENTRYPOINT and vllm["command"][:2] == ["vllm", "serve"]
+    env = {k: v for k, v in os.environ.items() if k not in CA_BUNDLE_VARS}
+    env |= {**vllm["environment"], "PYTHONPATH": str(Path(__file__).parents[2])}
+    script = AUTH_ENTRYPOINT.replace("$$", "$")
+    cmd = [
+        "/bin/sh",
+        "-c",
+        script,
+        "sh",
+        sys.executable,
+        "-c",
+        CHILD,
+        f"{monitor.base}/v1/traces",
+        "from-compose",
+    ]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert env["OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"] == str(monitor.verify)
+    wait_until(lambda: monitor.count("server_spans") >= 2, 10, "the span stored")
+    assert json.dumps(vllm).count(PASSWORD) == 0

@@ -1,0 +1,81 @@
+"""A scenario as a real m3mon configuration file (``m3mon/v1``): one request class, its pools.
+
+Each scenario is a request class named after it, served by one endpoint per pool
+(``<scenario>-<pool>``); probes of the class run against the first pool. The same text feeds
+``m3mon generate`` (all scenarios in one file) and the store path (one file per scenario).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.slo_agreement.streams import Scenario
+
+MODEL_ID = "MiniMaxAI/MiniMax-M3"
+JOB_VLLM, JOB_MONITOR = "vllm", "m3mon"  # the configuration's defaults, which the rules select on
+EXPORTER = "127.0.0.1:9464"
+
+
+def _slo(scn: Scenario) -> dict[str, Any]:
+    s = scn.slo
+    out: dict[str, Any] = {
+        "name": s.sli.replace("_", "-"),
+        "sli": s.sli,
+        "objective": float(s.objective),
+        "period": f"{s.period_days}d",
+        "source": s.source,
+    }
+    if s.threshold is not None:
+        out["threshold"] = s.threshold
+    if s.min_events is not None:
+        out["min_events"] = s.min_events
+    return out
+
+
+def slo_name(scn: Scenario) -> str:
+    return str(_slo(scn)["name"])
+
+
+def base_url(scn: Scenario, pool: str) -> str:
+    return f"http://{scn.endpoint(pool)}:8000"
+
+
+def instance(scn: Scenario, pool: str) -> str:
+    """The ``instance`` label Prometheus gives the pool's target (host:port of its metrics URL)."""
+    return f"{scn.endpoint(pool)}:8000"
+
+
+def _parts(scn: Scenario) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    endpoints = [
+        {"name": scn.endpoint(p.name), "base_url": base_url(scn, p.name), "model": MODEL_ID,
+         "classes": [scn.name], "scrape_interval": "60s"}
+        for p in scn.pools
+    ]  # fmt: skip
+    klass = {
+        "name": scn.name,
+        "max_context_tokens": 32768,
+        "probes": list(scn.kinds),
+        "probe": {"interval": scn.probe_interval, "timeout": scn.probe_timeout, "jitter": 0.001},
+        "slos": [_slo(scn)],
+    }
+    return endpoints, klass
+
+
+def config(scenarios: Sequence[Scenario], storage: Path | None = None) -> str:
+    """The configuration text of ``scenarios`` (storage under ``storage`` when given)."""
+    doc: dict[str, Any] = {"version": "m3mon/v1", "endpoints": [], "request_classes": []}
+    for scn in scenarios:
+        endpoints, klass = _parts(scn)
+        doc["endpoints"] += endpoints
+        doc["request_classes"].append(klass)
+    if storage is not None:
+        doc["storage"] = {
+            "url": f"sqlite:///{storage / 'db' / 'm3mon.db'}",
+            "buffer_dir": str(storage / "spool"),
+        }
+    doc["exporter"] = {"listen": EXPORTER}
+    return yaml.safe_dump(doc, sort_keys=False)
