@@ -111,17 +111,28 @@ def test_health_loading_then_ready() -> None:
         assert HTTP.post(f"{sim.base_url}/v1/chat/completions", json=ask("x")).status_code == 200
 
 
+def _running_one(page: str) -> str:
+    """The page's ``vllm:num_requests_running`` line when it reads 1, else an empty string."""
+    return next((ln for ln in page.splitlines()
+                 if ln.startswith("vllm:num_requests_running{") and ln.endswith(" 1.0")), "")  # fmt: skip
+
+
 def test_queue_full_is_429() -> None:
+    """One request running, one queued (max_queue=1): the others are refused with 429."""
+    import concurrent.futures as cf
+
     with running_simulator(max_num_seqs=1, max_queue=1, decode_itl=0.05, jitter=0.0) as sim:
         body = ask("Write a long essay about queues.", max_tokens=40, ignore_eos=True)
-        with httpx.Client(base_url=sim.base_url, timeout=20) as c:
-            import concurrent.futures as cf
-
-            with cf.ThreadPoolExecutor(4) as pool:
-                codes = sorted(
-                    pool.map(lambda _: c.post("/v1/chat/completions", json=body).status_code, range(4))
-                )
-        assert codes.count(429) >= 1 and codes.count(200) >= 2
+        with httpx.Client(base_url=sim.base_url, timeout=20) as c, cf.ThreadPoolExecutor(4) as pool:
+            first = pool.submit(lambda: c.post("/v1/chat/completions", json=body).status_code)
+            deadline = time.monotonic() + 10  # wait until it runs: it no longer holds the queue slot
+            while "vllm:num_requests_running{" not in _running_one(c.get("/metrics").text):
+                assert time.monotonic() < deadline, "the first request never started"
+                time.sleep(0.02)
+            rest = [pool.submit(lambda: c.post("/v1/chat/completions", json=body).status_code)
+                    for _ in range(3)]  # fmt: skip
+            codes = sorted([first.result(), *(f.result() for f in rest)])
+        assert codes.count(429) >= 1 and codes.count(200) >= 2, codes
         r = HTTP.get(f"{sim.base_url}/metrics").text
         assert (
             'vllm:admission_rejections_total{model_name="MiniMaxAI/MiniMax-M3",reason="max_num_queued_reqs"}'
