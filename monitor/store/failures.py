@@ -66,11 +66,16 @@ def _sqlite_away(err: sqlite3.Error) -> bool:
     return isinstance(err, sqlite3.OperationalError) and any(s in str(err) for s in _SQLITE_SCHEMA_GONE)
 
 
+def _connection_lost(exc: BaseException) -> bool:
+    """The socket, the pool or SQLAlchemy itself says the connection is gone (either dialect)."""
+    return isinstance(exc, OSError | sa.DisconnectionError | sa.TimeoutError) or (
+        isinstance(exc, sa.DBAPIError) and exc.connection_invalidated
+    )
+
+
 def database_away(exc: BaseException) -> bool:
     """True when ``exc`` means the database cannot take writes now (spool and retry the op)."""
-    if isinstance(exc, OSError | sa.DisconnectionError | sa.TimeoutError):
-        return True
-    if isinstance(exc, sa.DBAPIError) and exc.connection_invalidated:
+    if _connection_lost(exc):
         return True
     cause = _cause(exc)
     if isinstance(cause, psycopg.Error):
@@ -82,9 +87,7 @@ def database_away(exc: BaseException) -> bool:
 
 def cannot_connect(exc: BaseException) -> bool:
     """True when ``exc`` means no connection could be made or kept (a subset of :func:`database_away`)."""
-    if isinstance(exc, OSError | sa.DisconnectionError | sa.TimeoutError):
-        return True
-    if isinstance(exc, sa.DBAPIError) and exc.connection_invalidated:
+    if _connection_lost(exc):
         return True
     cause = _cause(exc)
     if isinstance(cause, psycopg.Error):
