@@ -7,30 +7,25 @@ the page's cumulative counts with histogram_quantile's documented definition.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import itertools
 import re
-import socket
-import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import yaml
 
 from monitor.generate.dashboards import all_dashboards
 from monitor.generate.prometheus_config import prometheus_config
 from monitor.model import Model, load_model
 from tests.generate.conftest import REPO
-from tests.support.real import require_binary
+from tests.support.prometheus import free_port, running_prometheus, wait_for
+from tests.support.prometheus import query as prom_query
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(120)]
 
@@ -131,12 +126,6 @@ def bucket_targets(model: Model) -> list[tuple[str, str, str]]:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _serve(pages: dict[str, Callable[[int], str]]) -> ThreadingHTTPServer:
     """/metrics pages whose counters grow by their page's counts on every scrape (rates ∝ counts)."""
     scrapes = dict.fromkeys(pages, 0)
@@ -175,48 +164,16 @@ def _pages(model: Model) -> dict[str, Callable[[int], str]]:
 def query(url: str, expr: str) -> list[dict[str, Any]]:
     for k in sorted(GRAFANA, key=len, reverse=True):
         expr = expr.replace(k, GRAFANA[k])
-    body = httpx.get(f"{url}/api/v1/query", params={"query": expr}, timeout=10).json()
-    assert body["status"] == "success", f"{expr!r}: {body.get('error')}"
-    result: list[dict[str, Any]] = body["data"]["result"]
-    return result
+    return prom_query(url, expr)
 
 
 def _wait(url: str, expr: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if query(url, expr):
-                return
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout}s waiting for {expr}")
-
-
-@contextlib.contextmanager
-def _prometheus(binary: str, tmp: Path, model: Model) -> Iterator[str]:
-    """A real Prometheus with the generated scrape config (1 s interval); always stopped."""
-    cfg = prometheus_config(model, [], alertmanager=f"127.0.0.1:{_free_port()}", interval=1.0)
-    (tmp / "prometheus.yml").write_text(yaml.safe_dump(cfg))
-    port = _free_port()
-    args = [f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}"]
-    args.append(f"--web.listen-address=127.0.0.1:{port}")
-    proc = subprocess.Popen([binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    wait_for(lambda: query(url, expr), timeout, expr)
 
 
 @pytest.fixture(scope="module")
 def prom() -> Iterator[tuple[str, Model]]:
     """Prometheus scraping the hand-written pages: (its URL, the example model)."""
-    binary = require_binary("prometheus", "/usr/bin/prometheus")
     base = load_model(REPO / "examples" / "monitor.yaml")
     server = _serve(_pages(base))
     try:
@@ -226,9 +183,10 @@ def prom() -> Iterator[tuple[str, Model]]:
         model = dataclasses.replace(
             base, endpoints=endpoints, exporter_listen=root.removeprefix("http://"), credentials=None
         )
+        cfg = prometheus_config(model, [], alertmanager=f"127.0.0.1:{free_port()}", interval=1.0)
         with (
             tempfile.TemporaryDirectory(prefix="m3mon-layouts-") as tmp,
-            _prometheus(binary, Path(tmp), model) as url,
+            running_prometheus(cfg, Path(tmp)) as url,
         ):
             _wait(url, f"count(rate(vllm:request_prompt_tokens_count[1m]) > 0) >= {len(endpoints)}", 40)
             _wait(url, "rate(m3mon_probe_ttft_seconds_count[1m]) > 0", 20)

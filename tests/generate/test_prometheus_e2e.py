@@ -7,9 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import socket
-import subprocess
-import time
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from monitor.generate.prometheus_config import prometheus_config
 from monitor.model import Model, load_model
 from monitor.sim.harness import running_simulator
 from tests.generate.conftest import REPO
-from tests.support.real import require_binary
+from tests.support.prometheus import free_port, query, running_prometheus, wait_for
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(120)]
 
@@ -65,61 +63,23 @@ RECORDS_WITH_DATA = [
 ALERTS_QUIET = ["VLLMBlockSizeNot128", "VLLMEndpointDown"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def prom() -> Iterator[tuple[str, Model]]:
-    binary = require_binary("prometheus", "/usr/bin/prometheus")
-    with running_simulator() as sim, _tmpdir() as tmp:
+    with running_simulator() as sim, tempfile.TemporaryDirectory(prefix="m3mon-prom-") as tmp:
         base = load_model(REPO / "examples" / "monitor.yaml")
         endpoints = tuple(dataclasses.replace(e, base_url=sim.base_url) for e in base.endpoints)
-        model = dataclasses.replace(base, endpoints=endpoints, exporter_listen=f"127.0.0.1:{_free_port()}")
+        model = dataclasses.replace(base, endpoints=endpoints, exporter_listen=f"127.0.0.1:{free_port()}")
         rules = [str(p) for p in sorted((REPO / "alerts").glob("*.rules.yml"))]
-        cfg = prometheus_config(model, rules, alertmanager=f"127.0.0.1:{_free_port()}", interval=1.0)
-        (tmp / "prometheus.yml").write_text(yaml.safe_dump(cfg))
-        port = _free_port()
-        proc = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={tmp / 'prometheus.yml'}",
-                f"--storage.tsdb.path={tmp / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            _wait(lambda: _query(url, 'up{job="vllm"} == 1'), 30, "Prometheus scraping the simulator")
+        cfg = prometheus_config(model, rules, alertmanager=f"127.0.0.1:{free_port()}", interval=1.0)
+        with running_prometheus(cfg, Path(tmp)) as url:
+            wait_for(lambda: query(url, 'up{job="vllm"} == 1'), 30, "Prometheus scraping the simulator")
             _traffic(sim.base_url, 1)  # creates the series; rates need increments after the first sample
             every = f"count(vllm:e2e_request_latency_seconds_count) >= {len(endpoints)}"
-            _wait(lambda: _query(url, every), 30, "first requests scraped on every endpoint target")
+            wait_for(lambda: query(url, every), 30, "first requests scraped on every endpoint target")
             _traffic(sim.base_url, 5)
             rising = f"count(rate(vllm:e2e_request_latency_seconds_count[1m]) > 0) >= {len(endpoints)}"
-            _wait(lambda: _query(url, rising), 30, "rates on every endpoint target")
+            wait_for(lambda: query(url, rising), 30, "rates on every endpoint target")
             yield url, model
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-
-
-class _tmpdir:
-    def __enter__(self) -> Path:
-        import tempfile
-
-        self._t = tempfile.TemporaryDirectory(prefix="m3mon-prom-")
-        return Path(self._t.name)
-
-    def __exit__(self, *exc: object) -> None:
-        self._t.cleanup()
 
 
 def _traffic(base_url: str, n: int) -> None:
@@ -131,26 +91,6 @@ def _traffic(base_url: str, n: int) -> None:
     with httpx.Client(timeout=30) as c:
         for _ in range(n):
             c.post(f"{base_url}/v1/chat/completions", json=body).raise_for_status()
-
-
-def _wait(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
-
-
-def _query(url: str, expr: str) -> list[Any]:
-    r = httpx.get(f"{url}/api/v1/query", params={"query": expr}, timeout=10)
-    body = r.json()
-    assert body["status"] == "success", f"{expr!r}: {body.get('error')}"
-    result = body["data"]["result"]
-    return result if isinstance(result, list) else [result]
 
 
 def _numeric(result: list[Any]) -> bool:
@@ -186,7 +126,7 @@ def _rules() -> list[dict[str, Any]]:
 def test_every_rule_expression_parses_and_runs(prom: tuple[str, Model]) -> None:
     url, _ = prom
     for rule in _rules():
-        _query(url, rule["expr"])
+        query(url, rule["expr"])
 
 
 def test_every_dashboard_expression_parses_and_runs(prom: tuple[str, Model]) -> None:
@@ -195,14 +135,14 @@ def test_every_dashboard_expression_parses_and_runs(prom: tuple[str, Model]) -> 
     assert len(exprs) > 50
     for exprs_of_panel in exprs.values():
         for expr in exprs_of_panel:
-            _query(url, expr)
+            query(url, expr)
 
 
 def test_listed_panels_have_data(prom: tuple[str, Model]) -> None:
     url, _ = prom
     exprs = _dashboard_exprs()
     for key in PANELS_WITH_DATA:
-        _wait(lambda k=key: any(_query(url, e) for e in exprs[k]), 20, f"data on panel {key}")
+        wait_for(lambda k=key: any(query(url, e) for e in exprs[k]), 20, f"data on panel {key}")
 
 
 def test_listed_records_have_data_and_quiet_alerts_stay_quiet(prom: tuple[str, Model]) -> None:
@@ -214,7 +154,7 @@ def test_listed_records_have_data_and_quiet_alerts_stay_quiet(prom: tuple[str, M
             for r in rules
             if r.get("record") == name and r["labels"]["class"] == cls and r["labels"]["slo"] == slo
         )
-        _wait(lambda r=rule: _numeric(_query(url, r["expr"])), 20, f"{name} {cls}/{slo} to have a value")
+        wait_for(lambda r=rule: _numeric(query(url, r["expr"])), 20, f"{name} {cls}/{slo} to have a value")
     for alert in ALERTS_QUIET:
         rule = next(r for r in rules if r.get("alert") == alert)
-        assert _query(url, rule["expr"]) == [], alert
+        assert query(url, rule["expr"]) == [], alert

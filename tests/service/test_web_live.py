@@ -40,6 +40,8 @@ from tests.service.live import (
     write_web_config,
 )
 from tests.service.spans import CHILD, export
+from tests.support.prometheus import query as prom_query
+from tests.support.prometheus import running_prometheus, wait_for
 from tests.support.real import require_binary
 
 pytestmark = pytest.mark.timeout(150)
@@ -168,26 +170,16 @@ def test_a_real_alertmanager_delivers_through_the_generated_credentials(
 def test_a_real_prometheus_scrapes_through_the_generated_credentials(
     monitor: Monitor, tmp_path: Path
 ) -> None:
-    binary = require_binary("prometheus", "/usr/bin/prometheus")
     config = prometheus_config(load_model(monitor.config), [], interval=1.0)
     (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "m3mon"]
     assert job["scheme"] == "https" and job["basic_auth"]["password_file"] == str(monitor.tmp / "password")
-    (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    with (tmp_path / "prom.log").open("ab") as log:
-        proc = subprocess.Popen([binary, f"--config.file={tmp_path / 'prometheus.yml'}",
-                                 f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
-                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    query = f"http://127.0.0.1:{port}/api/v1/query"
-    try:
+    with running_prometheus(config, tmp_path) as url:
 
         def up() -> bool:
-            result = httpx.get(query, params={"query": 'up{job="m3mon"}'}, timeout=2).json()["data"]["result"]
+            result = prom_query(url, 'up{job="m3mon"}')
             return bool(result) and result[0]["value"][1] == "1"
 
-        wait_until(up, 30, "Prometheus to scrape the monitor (up == 1)", every=0.5)
-    finally:
-        stop_tool(proc)
+        wait_for(up, 30, "Prometheus to scrape the monitor (up == 1)")
 
 
 #: requests lets these replace an explicit CA file (it does so for every request without ``verify``).
