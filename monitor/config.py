@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from monitor.conventions import PROBE_KINDS, SLI_KINDS
+from monitor.conventions import PROBE_KINDS, PROBE_ONLY_SLIS, SLI_KINDS
 from monitor.errors import ConfigError
 
 CONFIG_VERSION = "m3mon/v1"
@@ -93,7 +93,8 @@ class EndpointSpec(_Strict):
 
 class SLOSpec(_Strict):
     name: Name
-    sli: Literal["availability", "correctness", "ttft", "itl", "tpot", "e2e", "queue_time"]
+    sli: Literal["availability", "correctness", "ttft", "itl", "tpot", "e2e", "queue_time",
+                 "stall", "ttft_cold", "ttft_warm", "goodput"]  # fmt: skip
     threshold: Duration | None = None
     objective: float = Field(gt=0, lt=100)
     period: Duration = 30 * 86400.0
@@ -101,6 +102,8 @@ class SLOSpec(_Strict):
     description: str = ""
     #: Valid events a burn alert's long window must hold before it may fire (default: derived).
     min_events: int | None = Field(default=None, ge=1)
+    #: Ticket when the budget would run out within this long at the current burn (1h and 1d windows).
+    exhaustion_within: Duration | None = None
 
     @field_validator("period")
     @classmethod
@@ -111,13 +114,13 @@ class SLOSpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> SLOSpec:
-        latency = self.sli not in ("availability", "correctness")
+        latency = self.sli not in ("availability", "correctness", "goodput")
         if latency and self.threshold is None:
             raise ValueError(f"sli {self.sli} needs a threshold (e.g. threshold: 2s)")
         if not latency and self.threshold is not None:
             raise ValueError(f"sli {self.sli} takes no threshold")
-        if self.source == "server" and self.sli == "correctness":
-            raise ValueError("correctness can only come from probes (source: probes)")
+        if self.source == "server" and self.sli in PROBE_ONLY_SLIS:
+            raise ValueError(f"{self.sli} can only come from probes (source: probes)")
         return self
 
 
@@ -130,6 +133,15 @@ class ProbeSettings(_Strict):
     agent_rounds: int = Field(default=3, ge=1, le=10)
 
 
+class BudgetPolicySpec(_Strict):
+    """Error-budget policy of a class: when deploys freeze (``m3mon budget gate``)."""
+
+    #: Freeze while any SLO of the class has less than this share (percent) of its period's budget left.
+    freeze_below: float = Field(default=10.0, ge=0, le=100)
+    #: Freeze while a page-level burn alert condition holds for any SLO of the class.
+    freeze_on_page_burn: bool = True
+
+
 class RequestClassSpec(_Strict):
     name: Name
     max_context_tokens: int = Field(ge=1024)
@@ -140,6 +152,7 @@ class RequestClassSpec(_Strict):
     dedicated_pool: bool = False
     description: str = ""
     slos: list[SLOSpec] = Field(min_length=1)
+    budget_policy: BudgetPolicySpec | None = None
 
     @model_validator(mode="after")
     def _check(self) -> RequestClassSpec:
@@ -171,6 +184,9 @@ class ExporterSpec(_Strict):
     listen: Annotated[str, Field(pattern=_LISTEN)] = "127.0.0.1:9464"
     web_config_file: str | None = None
     credentials: CredentialsSpec | None = None
+    #: OTLP/HTTP metrics URL (e.g. http://collector:4318/v1/metrics) for the GenAI client metrics.
+    otlp_metrics_endpoint: Annotated[str, Field(pattern=r"^https?://")] | None = None
+    otlp_metrics_interval: Duration = Field(default=60.0, gt=0)
 
 
 class RouteSpec(_Strict):
@@ -205,6 +221,32 @@ class ReportSpec(_Strict):
     webhook_url: str | None = None
 
 
+class FleetMonitorSpec(_Strict):
+    """One monitor replica, where Prometheus scrapes it (``m3mon generate``'s fleet scrape job)."""
+
+    shard: int = Field(ge=0)
+    replica: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,40}$")]
+    address: Annotated[str, Field(pattern=_LISTEN)]
+
+
+class FleetSpec(_Strict):
+    """Fleet mode (docs/fleet.md): endpoints split into ``shards`` by hashmod; PostgreSQL only."""
+
+    shards: int = Field(default=1, ge=1, le=1024)
+    shard: int | None = Field(default=None, ge=0)
+    replica: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,40}$")] | None = None
+    monitors: list[FleetMonitorSpec] = []
+
+    @model_validator(mode="after")
+    def _check(self) -> FleetSpec:
+        if self.shard is not None and self.shard >= self.shards:
+            raise ValueError(f"fleet.shard must be below fleet.shards ({self.shards}), got {self.shard}")
+        bad = [m.shard for m in self.monitors if m.shard >= self.shards]
+        if bad:
+            raise ValueError(f"fleet.monitors: shard {bad[0]} is not below fleet.shards ({self.shards})")
+        return self
+
+
 class ConfigSpec(_Strict):
     version: Literal["m3mon/v1"]
     endpoints: list[EndpointSpec] = Field(min_length=1)
@@ -213,6 +255,7 @@ class ConfigSpec(_Strict):
     exporter: ExporterSpec = ExporterSpec()
     alerting: AlertingSpec = AlertingSpec()
     report: ReportSpec = ReportSpec()
+    fleet: FleetSpec = FleetSpec()
 
 
 def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:

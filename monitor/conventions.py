@@ -14,8 +14,11 @@ from typing import Final
 
 PROBE_KINDS: Final = ("chat", "tool_call", "image", "long_prompt", "reasoning", "agent_session")
 
-SLI_KINDS: Final = ("availability", "correctness", "ttft", "itl", "tpot", "e2e", "queue_time")
-LATENCY_SLIS: Final = ("ttft", "itl", "tpot", "e2e", "queue_time")
+SLI_KINDS: Final = ("availability", "correctness", "ttft", "itl", "tpot", "e2e", "queue_time",
+                    "stall", "ttft_cold", "ttft_warm", "goodput")  # fmt: skip
+LATENCY_SLIS: Final = ("ttft", "itl", "tpot", "e2e", "queue_time", "stall", "ttft_cold", "ttft_warm")
+#: SLIs only the probes measure (no server-side source).
+PROBE_ONLY_SLIS: Final = ("correctness", "stall", "ttft_cold", "ttft_warm", "goodput")
 
 #: Probe failure categories: a fixed, documented set (README "Probe verdicts").
 FAILURE_CATEGORIES: Final = (
@@ -81,6 +84,13 @@ PROBE_E2E: Final = "m3mon_probe_e2e_seconds"
 PROBE_QUEUE: Final = "m3mon_probe_queue_seconds"
 PROBE_TOOL_TURNAROUND: Final = "m3mon_probe_tool_turnaround_seconds"
 PROBE_NETWORK: Final = "m3mon_probe_network_seconds"
+#: Every inter-chunk gap of a probe stream, undivided (one observation per gap; docs/probes.md).
+PROBE_CHUNK_GAP: Final = "m3mon_probe_chunk_gap_seconds"
+#: The longest inter-chunk gap of each probe stream (the ``stall`` SLI's events).
+PROBE_LONGEST_GAP: Final = "m3mon_probe_longest_gap_seconds"
+#: Probe runs by whether they met every latency SLO of their class (the ``goodput`` SLI's events).
+PROBE_GOODPUT_TOTAL: Final = "m3mon_probe_goodput_total"
+L_GOOD: Final = "good"
 
 SCRAPE_SUCCESS: Final = "m3mon_scrape_success"
 SCRAPE_DURATION: Final = "m3mon_scrape_duration_seconds"
@@ -143,6 +153,7 @@ L_MODEL: Final = "model_name"
 
 PROBE_LABELS: Final = (L_ENDPOINT, L_CLASS, L_KIND)
 PROBE_TOTAL_LABELS: Final = (L_ENDPOINT, L_CLASS, L_KIND, L_RESULT, L_REASON)
+PROBE_GOODPUT_LABELS: Final = (L_ENDPOINT, L_CLASS, L_KIND, L_REASON, L_GOOD)
 RESULT_SUCCESS: Final = "success"
 RESULT_FAILURE: Final = "failure"
 #: ``reason`` label value of successful probes (failures carry a FAILURE_CATEGORIES value).
@@ -260,6 +271,8 @@ VLLM_CACHE_CONFIG_INFO: Final = "vllm:cache_config_info"
 ALERT_BURN_PAGE: Final = "SLOErrorBudgetBurnPage"
 ALERT_BURN_TICKET: Final = "SLOErrorBudgetBurnTicket"
 ALERT_BUDGET_EXHAUSTED: Final = "SLOErrorBudgetExhausted"
+#: Time to exhaustion below the SLO's ``exhaustion_within`` (monitor/generate/exhaustion.py).
+ALERT_EXHAUSTION_SOON: Final = "SLOErrorBudgetExhaustionSoon"
 ALERT_METRIC_ABSENT: Final = "SLOMetricAbsent"
 ALERT_THRESHOLD_NOT_EDGE: Final = "SLOThresholdNotBucketEdge"
 ALERT_ENDPOINT_DOWN: Final = "VLLMEndpointDown"
@@ -279,14 +292,17 @@ ALERT_STORE_SPOOL_GROWING: Final = "M3MonStoreSpoolGrowing"
 ALERT_EVALUATION_STALE: Final = "M3MonEvaluationStale"
 ALERT_PROBES_NOT_RUNNING: Final = "M3MonProbesNotRunning"
 ALERT_RECEIVER_REJECTING: Final = "M3MonReceiverRejecting"
+ALERT_ROUTING_LEAK: Final = "VLLMRoutingLeak"
 SLO_ALERT_NAMES: Final = (
     ALERT_BURN_PAGE,
     ALERT_BURN_TICKET,
     ALERT_BUDGET_EXHAUSTED,
+    ALERT_EXHAUSTION_SOON,
     ALERT_METRIC_ABSENT,
     ALERT_THRESHOLD_NOT_EDGE,
 )
 OPERATIONAL_ALERT_NAMES: Final = (
+    ALERT_ROUTING_LEAK,
     ALERT_ENDPOINT_DOWN,
     ALERT_MONITOR_DOWN,
     ALERT_PROBES_FAILING,
@@ -314,3 +330,34 @@ OTLP_SPANS_RECEIVED: Final = "m3mon_otlp_spans_received_total"
 OTLP_STORED: Final = "stored"
 OTLP_IGNORED: Final = "ignored"
 OTLP_REJECTED: Final = "rejected"
+
+# --- fleet mode (monitor/fleet, docs/fleet.md) -------------------------------------------------
+
+#: 1 on the replica that holds the fleet's evaluator lock, else 0.
+FLEET_EVALUATOR: Final = "m3mon_fleet_evaluator"
+#: 1 per endpoint this replica's shard owns (labels endpoint, shard): a dead shard's endpoints go absent.
+FLEET_ENDPOINT_OWNED: Final = "m3mon_fleet_endpoint_owned"
+#: Probe slots this replica claimed or found claimed by its pair partner (label result).
+FLEET_PROBE_CLAIMS: Final = "m3mon_fleet_probe_claims_total"
+L_SHARD: Final = "shard"
+L_REPLICA: Final = "replica"
+ALERT_ENDPOINT_UNMONITORED: Final = "M3MonEndpointUnmonitored"
+ALERT_NO_EVALUATOR: Final = "M3MonNoEvaluator"
+
+
+def vllm_scrape_job(job: str, interval: str, single: bool) -> str:
+    """Scrape config name of the vLLM endpoints scraped every ``interval`` (e.g. ``30s``).
+
+    With one distinct interval it is ``job`` itself; otherwise ``<job>-<interval>``, and every
+    one of them relabels its targets' ``job`` label back to ``job`` (the rules select by it).
+    """
+    return job if single else f"{job}-{interval}"
+
+
+# --- time to exhaustion and the deploy gate (monitor/slo/exhaustion.py, monitor/slo/policy.py) -
+
+#: Projected seconds until the period's error budget is spent at the burn of ``window`` (+Inf: no burn).
+SLO_TIME_TO_EXHAUSTION: Final = "m3mon_slo_time_to_exhaustion_seconds"
+SLO_EXHAUSTION_RECORD: Final = "m3mon:slo_time_to_exhaustion:seconds"
+#: The (short, long) windows whose burn rates are projected; the alert needs both below its limit.
+EXHAUSTION_WINDOWS: Final = ("1h", "1d")

@@ -30,6 +30,8 @@ WRONG_ANSWER: tuple[str, ...] = tuple(
     r for r in cv.FAILURE_CATEGORIES if r not in cv.AVAILABILITY_FAILURES and r not in cv.MONITOR_FAILURES
 )
 MONITOR: tuple[str, ...] = tuple(r for r in cv.FAILURE_CATEGORIES if r in cv.MONITOR_FAILURES)
+#: Values of the goodput counter's ``good`` label.
+GOOD_TRUE, GOOD_FALSE = "true", "false"
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class HistogramEvents:
     metric: str
     threshold: float
     per_pool: bool  # server histograms: only pools with an edge at the threshold count
+    select: tuple[Match, ...] = ()  # series of the histogram that hold this SLI (e.g. cache="warm")
 
     def counts(self, observations: tuple[float, ...]) -> tuple[float, float]:
         """(bad, valid) of raw observations (probe timings)."""
@@ -97,6 +100,14 @@ PROBE_HISTOGRAMS: dict[str, str] = {
     "tpot": cv.PROBE_TPOT,
     "e2e": cv.PROBE_E2E,
     "queue_time": cv.PROBE_QUEUE,
+    "stall": cv.PROBE_LONGEST_GAP,
+    "ttft_cold": cv.PROBE_LONG_PROMPT_TTFT,
+    "ttft_warm": cv.PROBE_LONG_PROMPT_TTFT,
+}
+#: Probe latency SLIs read from some series of a shared histogram: which ones.
+PROBE_SELECT: dict[str, tuple[Match, ...]] = {
+    "ttft_cold": (Match(cv.L_CACHE, ("cold",)),),
+    "ttft_warm": (Match(cv.L_CACHE, ("warm",)),),
 }
 #: Server latency SLI -> vLLM's histogram of it.
 SERVER_HISTOGRAMS: dict[str, str] = {
@@ -113,6 +124,11 @@ PROBE_AVAILABILITY = CounterEvents(
 PROBE_CORRECTNESS = CounterEvents(
     cv.PROBE_TOTAL, valid=(_PROBE_ANSWERED,), bad=(Match(cv.L_REASON, WRONG_ANSWER),)
 )
+#: Goodput: every counted run is an event; bad unless it answered right and met every latency
+#: limit of its class (:mod:`monitor.slo.goodput`, which decides the ``good`` label).
+PROBE_GOODPUT = CounterEvents(
+    cv.PROBE_GOODPUT_TOTAL, valid=(_PROBE_COUNTED,), bad=(Match(cv.L_GOOD, (GOOD_FALSE,)),)
+)
 SERVER_AVAILABILITY = CounterEvents(
     cv.VLLM_REQUEST_SUCCESS,
     valid=(Match(cv.L_FINISHED_REASON, cv.FINISHED_NOT_COUNTED, negate=True),),
@@ -126,9 +142,12 @@ def definition(slo: SLO) -> Definition:
         return PROBE_AVAILABILITY if slo.source == "probes" else SERVER_AVAILABILITY
     if slo.sli == "correctness":
         return PROBE_CORRECTNESS
+    if slo.sli == "goodput":
+        return PROBE_GOODPUT
     assert slo.threshold is not None, "latency SLOs have a threshold (config validation)"
     if slo.source == "probes":
-        return HistogramEvents(PROBE_HISTOGRAMS[slo.sli], slo.threshold, per_pool=False)
+        select = PROBE_SELECT.get(slo.sli, ())
+        return HistogramEvents(PROBE_HISTOGRAMS[slo.sli], slo.threshold, per_pool=False, select=select)
     return HistogramEvents(SERVER_HISTOGRAMS[slo.sli], slo.threshold, per_pool=True)
 
 
@@ -140,7 +159,11 @@ def probe_answered(reason: str | None) -> bool:
     return _PROBE_ANSWERED.matches({cv.L_REASON: reason or cv.REASON_NONE})
 
 
-def probe_labels(reason: str | None) -> dict[str, str]:
-    """The outcome labels a probe run's ``m3mon_probe_total`` increment carries."""
+def probe_labels(reason: str | None, good: bool | None = None) -> dict[str, str]:
+    """The outcome labels a probe run's ``m3mon_probe_total`` increment carries; with ``good``,
+    also its ``m3mon_probe_goodput_total`` label (whether it met every latency limit)."""
     result = cv.RESULT_SUCCESS if reason is None else cv.RESULT_FAILURE
-    return {cv.L_RESULT: result, cv.L_REASON: reason or cv.REASON_NONE}
+    labels = {cv.L_RESULT: result, cv.L_REASON: reason or cv.REASON_NONE}
+    if good is not None:
+        labels[cv.L_GOOD] = GOOD_TRUE if good else GOOD_FALSE
+    return labels

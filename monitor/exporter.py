@@ -22,10 +22,12 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from monitor.conventions import HEALTH_UP, L_ENDPOINT
 from monitor.model import Model
+from monitor.probes.genai_metrics import GenAIMetrics
 from monitor.probes.metrics import ProbeMetrics, targets
 from monitor.scrape.metrics import ScrapeMetrics
 from monitor.service.metrics import ServiceMetrics
 from monitor.slo.metrics import SLOMetrics
+from monitor.slo.probe_goodput import judge
 from monitor.store.metrics import StoreMetrics
 from monitor.traces.metrics import TraceMetrics
 
@@ -40,7 +42,11 @@ class Exporter:
         GCCollector(registry=self.registry)
         self.model = model
         self.scrape = ScrapeMetrics(self.registry)
-        self.probes = ProbeMetrics.for_model(self.registry, model)
+        self.probes = ProbeMetrics.for_model(self.registry, model, judge(model))
+        self.genai = GenAIMetrics.for_model(
+            model
+        )  # OTLP GenAI client metrics (exporter.otlp_metrics_endpoint)
+        self.probes.genai = self.genai
         self.slo = SLOMetrics(self.registry)
         self.store = StoreMetrics(self.registry)
         self.traces = TraceMetrics(self.registry)
@@ -63,7 +69,13 @@ class Exporter:
             for collector in vars(self.probes).values():
                 if isinstance(collector, MetricWrapperBase):
                     self.registry.unregister(collector)
-            self.probes = ProbeMetrics.for_model(self.registry, model)
+            self.probes = ProbeMetrics.for_model(self.registry, model, judge(model))
+        self.probes.judge = judge(model)  # goodput limits follow the reloaded SLOs
+        if old.otlp_metrics != model.otlp_metrics or old.endpoints != model.endpoints:
+            if self.genai is not None:
+                self.genai.shutdown()
+            self.genai = GenAIMetrics.for_model(model)
+        self.probes.genai = self.genai
         for gone in {e.name for e in old.endpoints} - {e.name for e in model.endpoints}:
             for gauge in (self.health_up, self.scrape.success):
                 if (gone,) in _children(gauge):

@@ -64,6 +64,7 @@ class SLO:
     threshold: float | None = None  # seconds, latency SLIs only
     description: str = ""
     min_events: int | None = None  # override of the burn alerts' minimum-events guard
+    exhaustion_within: float | None = None  # seconds: ticket when the budget runs out sooner
 
     @property
     def id(self) -> str:
@@ -96,6 +97,14 @@ class ProbePlan:
 
 
 @dataclass(frozen=True)
+class BudgetPolicy:
+    """When deploys to a class freeze (``m3mon budget gate``)."""
+
+    freeze_below: float  # ratio of the period's budget left, e.g. 0.1
+    freeze_on_page_burn: bool
+
+
+@dataclass(frozen=True)
 class RequestClass:
     name: str
     max_context_tokens: int
@@ -103,6 +112,7 @@ class RequestClass:
     slos: tuple[SLO, ...]
     dedicated_pool: bool = False
     description: str = ""
+    budget_policy: BudgetPolicy = field(default_factory=lambda: BudgetPolicy(0.10, True))
 
 
 @dataclass(frozen=True)
@@ -160,6 +170,23 @@ class Credentials:
 
 
 @dataclass(frozen=True)
+class FleetMonitor:
+    shard: int
+    replica: str
+    address: str
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Fleet mode: ``shards`` hashmod shards; this process's ``shard``/``replica`` when set."""
+
+    shards: int = 1
+    shard: int | None = None
+    replica: str | None = None
+    monitors: tuple[FleetMonitor, ...] = ()
+
+
+@dataclass(frozen=True)
 class Model:
     """The whole monitored deployment, as the rest of the package sees it."""
 
@@ -173,6 +200,9 @@ class Model:
     #: exporter-toolkit web config the service serves with (resolved against the config's folder).
     web_config_file: str | None = None
     credentials: Credentials | None = None
+    fleet: Fleet = Fleet()
+    #: OTLP/HTTP metrics URL for the probes' GenAI client metrics (None: not exported) and period.
+    otlp_metrics: tuple[str, float] | None = None
 
     @property
     def slos(self) -> tuple[SLO, ...]:
@@ -207,6 +237,7 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
             threshold=s.threshold,
             description=s.description,
             min_events=s.min_events,
+            exhaustion_within=s.exhaustion_within,
         )
         for s in c.slos
     )
@@ -220,7 +251,9 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
         tool_delay=p.tool_delay,
         agent_rounds=p.agent_rounds,
     )
-    return RequestClass(c.name, c.max_context_tokens, plan, slos, c.dedicated_pool, c.description)
+    bp = c.budget_policy
+    policy = BudgetPolicy(bp.freeze_below / 100.0, bp.freeze_on_page_burn) if bp else BudgetPolicy(0.10, True)
+    return RequestClass(c.name, c.max_context_tokens, plan, slos, c.dedicated_pool, c.description, policy)
 
 
 def build_model(spec: ConfigSpec, source: str = "<config>") -> Model:
@@ -271,7 +304,17 @@ def build_model(spec: ConfigSpec, source: str = "<config>") -> Model:
         report=report,
         web_config_file=_beside(source, spec.exporter.web_config_file),
         credentials=Credentials(**creds.model_dump()) if (creds := spec.exporter.credentials) else None,
+        fleet=_fleet(spec),
+        otlp_metrics=(e.otlp_metrics_endpoint, e.otlp_metrics_interval)
+        if (e := spec.exporter).otlp_metrics_endpoint
+        else None,
     )
+
+
+def _fleet(spec: ConfigSpec) -> Fleet:
+    f = spec.fleet
+    monitors = tuple(FleetMonitor(m.shard, m.replica, m.address) for m in f.monitors)
+    return Fleet(f.shards, f.shard, f.replica, monitors)
 
 
 def _beside(source: str, path: str | None) -> str | None:

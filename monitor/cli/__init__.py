@@ -38,6 +38,13 @@ COMMANDS: tuple[str, ...] = (
     "generate",
     "report",
     "demo",
+    "openslo",
+    "budget",
+    "fleet",
+    "profile",
+    "replay",
+    "contract",
+    "compare",
 )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import re
 from typing import Any
 
 
@@ -28,6 +30,11 @@ def register(sub: Any) -> None:
         help="evaluate SLOs at instants aligned to this step (default 60)",
     )
     p.add_argument("--no-report", action="store_true", help="do not send the scheduled weekly report")
+    p.add_argument("--shard", metavar="K/N", help="fleet mode: watch the endpoints whose hashmod is K of N "
+                   "(overrides fleet.shard/fleet.shards; PostgreSQL only, see docs/fleet.md)")  # fmt: skip
+    p.add_argument("--replica", metavar="NAME", help="fleet mode: this replica's name (default host-pid)")
+    p.add_argument("--listen", metavar="HOST:PORT", help="serve here instead of exporter.listen (replicas "
+                   "sharing one configuration file)")  # fmt: skip
     p.add_argument(
         "--web.config.file",
         dest="web_config_file",
@@ -45,6 +52,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.fleet.role import fleet_role
     from monitor.model import load_model
     from monitor.service.logs import configure
     from monitor.service.reload import load_web
@@ -53,8 +61,11 @@ def run(args: argparse.Namespace) -> int:
 
     configure(args.log_format)
     model = load_model(args.config)
+    if args.listen:
+        model = dataclasses.replace(model, exporter_listen=_listen(args.listen))
     # a bad web config or an unprotected non-loopback listen fails here, before the database is touched
     check_exposure(model.exporter_listen, load_web(model, args.web_config_file), model.source)
+    fleet = fleet_role(model, args.shard, args.replica)  # SQLite refuses fleet mode here
     if args.upgrade:
         from monitor.store.migrate import upgrade
 
@@ -64,6 +75,16 @@ def run(args: argparse.Namespace) -> int:
         send_reports=not args.no_report,
         evaluation_step=args.evaluation_step,
         web_config=args.web_config_file,
+        fleet=fleet,
+        listen=args.listen,
     )
     asyncio.run(service.serve(args.duration))
     return 0
+
+
+def _listen(value: str) -> str:
+    from monitor.errors import UsageError
+
+    if not re.match(r"^[^\s:]+:\d{1,5}$", value):
+        raise UsageError(f"--listen: expected HOST:PORT such as 127.0.0.1:9464, got {value!r}")
+    return value

@@ -8,7 +8,10 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from monitor.model import Endpoint
 
 
 def register(sub: Any) -> None:
@@ -85,7 +88,8 @@ def _table(doc: dict[str, Any]) -> str:
     lines = [
         f"{doc['target']}: {s['backend']} ({s['generation']}) model={s['model'] or '(all)'}  {span}"
         + ("  RESET (counter reset inside the interval)" if s["reset"] else ""),
-        f"  deployment: version={fp['version'] or '?'} block_size={fp['block_size'] or '?'} "
+        f"  deployment: version={fp['version'] or '?'} max_model_len={fp['max_model_len'] or '?'} "
+        f"block_size={fp['block_size'] or '?'} "
         f"cache_dtype={fp['cache_dtype'] or '?'} prefix_caching={fp['enable_prefix_caching']} "
         f"num_gpu_blocks={fp['num_gpu_blocks'] or '?'}",
         f"  requests: {t['requests']:g} "
@@ -125,9 +129,37 @@ def _table(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _endpoint(url: str, model: str | None) -> Endpoint:
+    """The monitored endpoint a /metrics URL belongs to (base URL = the URL without ``/metrics``)."""
+    from urllib.parse import urlsplit
+
+    from monitor.model import Endpoint
+
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    base = url.split("?", 1)[0].rstrip("/").removesuffix("/metrics") if path.endswith("/metrics") else ""
+    base = base or f"{parts.scheme}://{parts.netloc}"
+    metrics_path = parts.path or "/metrics"
+    return Endpoint(name=url, base_url=base, backend="", model=model or "", classes=(), scrape_interval=0.0,
+                    metrics_path=metrics_path, api_key_env="M3MON_API_KEY")  # fmt: skip
+
+
+async def _fingerprint(target: str, reading: Any, model: str | None, timeout: float) -> dict[str, Any]:
+    """The fingerprint the service records: the page, plus ``/version`` and ``/v1/models`` for a URL."""
+    import httpx
+
+    from monitor.scrape.collector import fingerprint
+    from monitor.scrape.fingerprint import build
+
+    if not _is_url(target):
+        return build(reading, model=model).to_dict()
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        found = await fingerprint(_endpoint(target, model), client, reading, timeout=timeout)
+    return found.to_dict()
+
+
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     from monitor.scrape.collector import read_text
-    from monitor.scrape.fingerprint import build
     from monitor.scrape.interval import pick_model, signals, signals_by_model
 
     text, at = await _load(args.target, args.timeout)
@@ -146,7 +178,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         "since": args.since,
         "thresholds": list(thresholds),
         "models": list(newer.models),
-        "fingerprint": build(newer, model=pick_model(newer, args.model)).to_dict(),
+        "fingerprint": await _fingerprint(args.target, newer, pick_model(newer, args.model), args.timeout),
         "signals": sig.to_dict(thresholds),
         "by_model": {m: s.to_dict(thresholds) for m, s in by_model.items()},
     }

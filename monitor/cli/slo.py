@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from typing import Any
 
 from monitor.errors import UsageError
 from monitor.slo.evaluate import SLOEvaluation
+from monitor.slo.exhaustion import exhaustion, format_seconds
 
 #: Windows shown in the status table, in order; "period" stands for the SLO's own (30d or 28d).
 TABLE_WINDOWS = ("5m", "1h", "6h", "1d", "3d", "period", "week")
@@ -58,7 +60,7 @@ def _pct(v: float | None) -> str:
 def format_table(evaluations: list[SLOEvaluation], periods: dict[str, str]) -> str:
     """The status table: one row per SLO."""
     head = ["class", "slo", "objective", *(w if w != "period" else "period" for w in TABLE_WINDOWS)]
-    head += ["budget left", "burn 1h", "status"]
+    head += ["budget left", "burn 1h", "out in 1h/1d", "status"]
     rows = [head]
     for e in evaluations:
         wins = [e.window(periods[e.slo_id] if w == "period" else w) for w in TABLE_WINDOWS]
@@ -71,11 +73,17 @@ def format_table(evaluations: list[SLOEvaluation], periods: dict[str, str]) -> s
             + [
                 _pct(period.budget_remaining if period else None),
                 "-" if burn is None or burn.burn_rate is None else f"{burn.burn_rate:.2f}",
+                "/".join(format_seconds(t) for _, t in exhaustion(e).by_window),
                 status,
             ]
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def _exhaustion_json(e: SLOEvaluation) -> dict[str, float | str | None]:
+    """Seconds per window; ``"never"`` while nothing burns, null without data (JSON has no Infinity)."""
+    return {w: "never" if t is not None and math.isinf(t) else t for w, t in exhaustion(e).by_window}
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -93,7 +101,8 @@ def run_status(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps({"at": at, "evaluations": [asdict(e) for e in evaluations]}, indent=2))
+        out = [{**asdict(e), "time_to_exhaustion": _exhaustion_json(e)} for e in evaluations]
+        print(json.dumps({"at": at, "evaluations": out}, indent=2))
     else:
         print(f"SLO status at {datetime.fromtimestamp(at, UTC).isoformat()} (attainment per window)")
         print(format_table(evaluations, {s.id: s.period_window for s in model.slos}))

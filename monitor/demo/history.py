@@ -9,6 +9,7 @@ for the scenario's outage (its folder is renamed away and back) while the buffer
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +35,10 @@ def write_demo_history(model: Model, example: Model, database: Path, spool: Path
     started = time.perf_counter()
     store = Store(model.storage.url)
     try:
-        hist = write_history(model, store, time.time(), days, probe_intervals=intervals, otlp=otlp,
+        # whole seconds: the report's period starts at a datetime (microseconds), on which the
+        # history's first rows (e.g. each pool's first deployment) must sit exactly
+        end = float(math.floor(time.time()))
+        hist = write_history(model, store, end, days, probe_intervals=intervals, otlp=otlp,
                              outage=(folder_outage(database), spool))  # fmt: skip
     finally:
         store.close()

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from monitor import conventions as cv
+from monitor.fleet.layout import FLEET_PROMETHEUS_PORT, fleet_layout
 from monitor.generate.compose_secrets import (
     MONITOR_SECRETS,
     WEB_CONFIG,
@@ -212,16 +213,56 @@ def _core(model: Model) -> dict[str, Any]:
     }
 
 
+def _fleet(model: Model, core: dict[str, Any]) -> dict[str, Any]:
+    """Profile ``fleet``: every shard's replicas (HA pairs) on the core PostgreSQL, and a Prometheus
+    on FLEET_PROMETHEUS_PORT scraping them with the fleet rules (docs/fleet.md). Run it with
+    ``--scale monitor=0``: the single monitor would probe every endpoint again."""
+    fleet = fleet_layout(model).fleet
+    services: dict[str, Any] = {}
+    first = f"monitor-{fleet.monitors[0].shard}-{fleet.monitors[0].replica}"
+    for m in fleet.monitors:
+        name = f"monitor-{m.shard}-{m.replica}"
+        monitor = dict(core["monitor"], profiles=["fleet"])
+        command = [c for c in core["monitor"]["command"] if name == first or c != "--upgrade"]  # one migrates
+        monitor["command"] = [*command, "--shard", f"{m.shard}/{fleet.shards}",
+                              "--replica", f"{m.shard}-{m.replica}", "--listen", m.address]  # fmt: skip
+        if name != first:  # the others restart until the first has migrated the store
+            monitor["depends_on"] = {**core["monitor"]["depends_on"], first: {"condition": "service_started"}}
+        monitor["volumes"] = ["./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro"]
+        monitor["working_dir"] = "/tmp"
+        services[name] = monitor
+    prometheus = dict(core["prometheus"], profiles=["fleet"])
+    prometheus["command"] = [
+        "--config.file=/etc/prometheus/prometheus.yml",
+        "--storage.tsdb.retention.time=35d",
+        f"--web.listen-address=127.0.0.1:{FLEET_PROMETHEUS_PORT}",
+    ]
+    prometheus["volumes"] = [
+        "./deploy/prometheus-fleet.yml:/etc/prometheus/prometheus.yml:ro",
+        "./alerts:/etc/prometheus/rules:ro",
+        "prometheus-fleet-data:/prometheus",
+    ]
+    services["prometheus-fleet"] = prometheus
+    return services
+
+
 def compose_file(model: Model) -> dict[str, Any]:
     """The compose.yaml document for ``model``."""
     services: dict[str, Any] = {}
     for e in model.endpoints:
         services[f"vllm-{e.name}"] = _vllm(model, e)
         services[f"sim-{e.name}"] = _sim(model, e)
-    services.update(_core(model))
+    core = _core(model)
+    services.update(core)
+    services.update(_fleet(model, core))
     return {
         "name": "m3mon",
         "services": services,
-        "volumes": {"prometheus-data": {}, "postgres-data": {}, "monitor-data": {}},
+        "volumes": {
+            "prometheus-data": {},
+            "postgres-data": {},
+            "monitor-data": {},
+            "prometheus-fleet-data": {},
+        },
         **secrets_section(model),
     }

@@ -70,6 +70,8 @@ TARGETS: tuple[Target, ...] = (
            60 * 60),
     Target("spec-drop", cv.ALERT_SPEC_ACCEPTANCE_DROPPED,
            "draft-token acceptance drops from 70 % (as all day yesterday) to 35 %", 45 * 60),
+    Target("routing-leak", cv.ALERT_ROUTING_LEAK,
+           "60 000-token prompts start reaching the 32K pool (max-model-len raised), one a minute", 2 * 60),
     Target("block-size", cv.ALERT_BLOCK_SIZE_NOT_128,
            "the endpoint comes back with --block-size 16", 6 * 60),
     Target("ttft-regression", cv.ALERT_TTFT_P99_REGRESSION,

@@ -36,6 +36,7 @@ EFFICIENCY_FOR = "15m"  # prefix-cache and spec-decode drops, on 1h windows
 DEAD_LETTERS_WINDOW = "15m"  # M3MonStoreDeadLetters: any store op set aside over this window
 SPOOL_WINDOW = "10m"  # M3MonStoreSpoolGrowing: the backlog rose over SPOOL_WINDOW (deriv > 0) ...
 SPOOL_FOR = "10m"  # ... continuously for SPOOL_FOR, so a database restart of a few minutes never tickets
+ROUTING_LEAK_WINDOW = "10m"  # VLLMRoutingLeak: any request over the pool's ceiling edge in this window
 
 
 def _vllm(model: Model) -> str:
@@ -255,9 +256,56 @@ def _store(model: Model) -> list[Alert]:
     ]
 
 
+def leak_edge(ceiling: int) -> int:
+    """The smallest edge of vLLM's 1-2-5 ``request_prompt_tokens`` buckets at or above ``ceiling``:
+    requests counted above it are surely over the ceiling (those between are not visible)."""
+    scale = 1
+    while True:
+        for mantissa in (1, 2, 5):
+            if mantissa * scale >= ceiling:
+                return mantissa * scale
+        scale *= 10
+
+
+def routing_leak_expr(model: Model) -> str:
+    """Requests over ``ROUTING_LEAK_WINDOW`` whose prompt exceeded the ceiling edge of the largest
+    class each pool serves, per endpoint, labelled with that ``ceiling``. A pool whose histogram has
+    no such edge (its max-model-len is below it: vLLM refuses those prompts) yields nothing."""
+    terms = []
+    for e in model.endpoints:
+        ceiling = max(model.request_class(c).max_context_tokens for c in e.classes)
+        edge = leak_edge(ceiling)
+        sel = [(cv.L_JOB, q.eq(model.alerting.job_vllm)), (cv.L_ENDPOINT, q.eq(e.name))]
+        count = f"{cv.VLLM_PROMPT_TOKENS_HIST}_count{q.matchers(sel)}"
+        le_edge = '=~"' + str(edge) + '(\\\\.0)?"'  # vLLM writes float edges: le="50000.0"
+        below = f"{cv.VLLM_PROMPT_TOKENS_HIST}_bucket{q.matchers([*sel, ('le', le_edge)])}"
+        over = (f"sum by (endpoint) (increase({count}[{ROUTING_LEAK_WINDOW}]))\n"
+                f"  - sum by (endpoint) (increase({below}[{ROUTING_LEAK_WINDOW}]))")  # fmt: skip
+        terms.append(f'label_replace(\n  {over},\n  "ceiling", "{ceiling}", "", ""\n) > 0')
+    return "\nor\n".join(terms)
+
+
+def _routing(model: Model) -> list[Alert]:
+    if not model.endpoints:
+        return []
+    return [
+        Alert(
+            cv.ALERT_ROUTING_LEAK,
+            routing_leak_expr(model),
+            "ticket",
+            "Requests above the class ceiling reach {{ $labels.endpoint }}",
+            '{{ printf "%.0f" $value }} request(s) with prompts above the bucket edge over the '
+            "{{ $labels.ceiling }}-token ceiling of the classes {{ $labels.endpoint }} serves were "
+            f"served there in the last {ROUTING_LEAK_WINDOW}: the router sends long prompts to the wrong "
+            "pool, and the pool's max-model-len lets them in.",
+        )
+    ]
+
+
 def operational_groups(model: Model) -> list[Group]:
     """The operational alert groups."""
     return [
+        Group("m3mon-operational-routing", alerts=tuple(_routing(model))),
         Group("m3mon-operational-availability", alerts=tuple(_availability(model))),
         Group("m3mon-operational-saturation", alerts=tuple(_saturation(model))),
         Group("m3mon-operational-efficiency", alerts=tuple(_efficiency(model))),

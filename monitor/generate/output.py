@@ -12,9 +12,12 @@ import tempfile
 from pathlib import Path
 
 from monitor import conventions as cv
+from monitor.fleet.layout import fleet_layout
 from monitor.generate.alertmanager import alertmanager_config
 from monitor.generate.compose import compose_file
 from monitor.generate.dashboards import all_dashboards
+from monitor.generate.exhaustion import exhaustion_groups
+from monitor.generate.fleet_rules import fleet_files, fleet_groups
 from monitor.generate.operational_rules import operational_groups
 from monitor.generate.prometheus_config import prometheus_config
 from monitor.generate.promtool_tests import operational_tests, slo_tests
@@ -33,7 +36,12 @@ def slo_rule_file(request_class: str) -> str:
 
 
 def _alert_names(model: Model) -> list[str]:
-    groups = slo_groups(model) + operational_groups(model)
+    groups = (
+        slo_groups(model)
+        + exhaustion_groups(model)
+        + operational_groups(model)
+        + fleet_groups(fleet_layout(model))
+    )
     return [a.name for g in groups for a in g.alerts]
 
 
@@ -53,9 +61,10 @@ def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str
         "dashboards/provisioning/dashboards/m3mon.yml": dump_yaml(dashboard_provisioning(), banner),
         "compose.yaml": dump_yaml(compose_file(model), banner),
     }
+    files.update(fleet_files(model, banner))
     for rc in model.classes:
         rules = slo_rule_file(rc.name)
-        files[rules] = rule_file(slo_groups(model, rc.name), a, banner)
+        files[rules] = rule_file(slo_groups(model, rc.name) + exhaustion_groups(model, rc.name), a, banner)
         tests = slo_tests(model, rc.name, f"../{Path(rules).name}")
         if tests["tests"]:
             files[f"alerts/tests/slo-{rc.name}.test.yml"] = dump_yaml(tests, banner)

@@ -1,10 +1,17 @@
 """prometheus.yml: scrape every vLLM endpoint (labelled ``endpoint``) and the monitor, load the rules.
 
-One scrape job per role (``alerting.prometheus_job_vllm`` / ``..._monitor``), as the rules select
-by job. Per-endpoint metrics paths and schemes travel as ``__metrics_path__``/``__scheme__`` target
-labels; the job scrapes at the shortest configured interval. With ``exporter.credentials`` the
-monitor's job authenticates (``basic_auth`` with a ``password_file``, never the password itself)
-and, when the monitor's receiver URL is https, scrapes over TLS trusting ``ca_file``.
+The rules select by ``job`` (``alerting.prometheus_job_vllm`` / ``..._monitor``). vLLM endpoints
+are scraped at their own ``scrape_interval``: one scrape config per distinct interval, named by
+:func:`monitor.conventions.vllm_scrape_job` (just the vLLM job name when all share one interval)
+and relabelled back to ``job="<vllm job>"``. Per-endpoint metrics paths and schemes travel as
+``__metrics_path__``/``__scheme__`` target labels. With ``exporter.credentials`` the monitor's
+job authenticates (``basic_auth`` with a ``password_file``, never the password itself) and, when
+the monitor's receiver URL is https, scrapes over TLS trusting ``ca_file``.
+
+Fleet mode (docs/fleet.md): ``monitors`` lists every replica (``shard``, ``replica``, address);
+the monitor job then scrapes them all with ``honor_labels`` and ``shard``/``replica`` target
+labels. ``shard`` (a :class:`~monitor.fleet.shard.Shard`) makes a per-shard Prometheus keep only
+that shard's endpoints with a ``hashmod`` relabel on ``endpoint``, the same hash the monitor uses.
 """
 
 from __future__ import annotations
@@ -13,7 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from monitor import conventions as cv
-from monitor.model import Endpoint, Model
+from monitor.fleet.shard import Shard
+from monitor.model import Endpoint, FleetMonitor, Model
 
 #: prometheus_client >= 0.22 answers Prometheus 2.x's OpenMetrics Accept header with
 #: ``escaping=underscores``: ``vllm:num_requests_running`` arrives as ``vllm_num_requests_running``.
@@ -58,7 +66,9 @@ def monitor_client(model: Model) -> dict[str, Any]:
     return out
 
 
-def _monitor_job(model: Model, interval: float | None) -> dict[str, Any]:
+def _monitor_job(
+    model: Model, interval: float | None, monitors: tuple[FleetMonitor, ...] = ()
+) -> dict[str, Any]:
     job: dict[str, Any] = {
         "job_name": model.alerting.job_monitor,
         "scrape_interval": _duration(interval or 15.0),
@@ -66,8 +76,46 @@ def _monitor_job(model: Model, interval: float | None) -> dict[str, Any]:
     if urlsplit(model.alerting.monitor_receiver_url).scheme == "https":
         job["scheme"] = "https"
     job.update(monitor_client(model))
-    job["static_configs"] = [{"targets": [model.exporter_listen]}]
+    if not monitors:
+        job["static_configs"] = [{"targets": [model.exporter_listen]}]
+        return job
+    job["honor_labels"] = True  # a replica's own labels (endpoint, shard) win over target labels
+    job["static_configs"] = [
+        {"targets": [m.address], "labels": {cv.L_SHARD: str(m.shard), cv.L_REPLICA: m.replica}}
+        for m in monitors
+    ]
     return job
+
+
+def _hashmod(shard: Shard) -> list[dict[str, Any]]:
+    """Keep the endpoints of ``shard``: Prometheus' hashmod of the ``endpoint`` label."""
+    return [
+        {"source_labels": [cv.L_ENDPOINT], "modulus": shard.count, "target_label": "__tmp_shard",
+         "action": "hashmod"},
+        {"source_labels": ["__tmp_shard"], "regex": str(shard.index), "action": "keep"},
+    ]  # fmt: skip
+
+
+def vllm_jobs(
+    model: Model, interval: float | None = None, shard: Shard | None = None
+) -> list[dict[str, Any]]:
+    """One scrape config per distinct endpoint ``scrape_interval`` (or one at ``interval``: tests)."""
+    groups: dict[float, list[Endpoint]] = {}
+    for e in model.endpoints:
+        groups.setdefault(interval or e.scrape_interval, []).append(e)
+    jobs = []
+    for every, endpoints in sorted(groups.items()):
+        name = cv.vllm_scrape_job(model.alerting.job_vllm, _duration(every), len(groups) == 1)
+        job: dict[str, Any] = {"job_name": name, "scrape_interval": _duration(every)}
+        relabel = _hashmod(shard) if shard is not None else []
+        if name != model.alerting.job_vllm:
+            relabel.append({"target_label": cv.L_JOB, "replacement": model.alerting.job_vllm})
+        if relabel:
+            job["relabel_configs"] = relabel
+        job["static_configs"] = [_target(e) for e in endpoints]
+        job["metric_relabel_configs"] = [_UNESCAPE_COLONS]
+        jobs.append(job)
+    return jobs
 
 
 def prometheus_config(
@@ -75,21 +123,17 @@ def prometheus_config(
     rule_files: list[str],
     alertmanager: str = "127.0.0.1:9093",
     interval: float | None = None,
+    *,
+    monitors: tuple[FleetMonitor, ...] = (),
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
-    """The prometheus.yml document. ``interval`` overrides scrape and evaluation intervals (tests)."""
+    """The prometheus.yml document. ``interval`` overrides scrape and evaluation intervals (tests);
+    ``monitors`` and ``shard`` are the fleet layout (module docstring)."""
     scrape = interval or min(e.scrape_interval for e in model.endpoints)
     evaluation = interval or 15.0
     return {
         "global": {"scrape_interval": _duration(scrape), "evaluation_interval": _duration(evaluation)},
         "rule_files": rule_files,
         "alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]},
-        "scrape_configs": [
-            {
-                "job_name": model.alerting.job_vllm,
-                "scrape_interval": _duration(scrape),
-                "static_configs": [_target(e) for e in model.endpoints],
-                "metric_relabel_configs": [_UNESCAPE_COLONS],
-            },
-            _monitor_job(model, interval),
-        ],
+        "scrape_configs": [*vllm_jobs(model, interval, shard), _monitor_job(model, interval, monitors)],
     }

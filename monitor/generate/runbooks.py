@@ -83,6 +83,20 @@ RUNBOOKS: dict[str, Runbook] = {
         ),
         slo_scoped=True,
     ),
+    cv.ALERT_EXHAUSTION_SOON: Runbook(
+        "ticket",
+        "At the burn of both the last hour and the last day, the SLO spends what is left of its period's "
+        "error budget sooner than its `exhaustion_within` limit: not an outage yet, but the budget will not "
+        "last the period.",
+        (*_SLO_CHECKS, "`m3mon slo status` prints the projection per window."),
+        'm3mon:slo_time_to_exhaustion:seconds{class="<class>",slo="<slo>"}',
+        "vllm:num_requests_waiting|vllm:num_preemptions_total|vllm:request_success_total",
+        (
+            "Find what started the burn (a deploy, a traffic shift) and undo it before the budget is gone.",
+            "Hold risky deployments to the class (`m3mon budget gate` in the release pipeline).",
+        ),
+        slo_scoped=True,
+    ),
     cv.ALERT_METRIC_ABSENT: Runbook(
         "ticket",
         "The metric the SLO is computed from has no samples: the SLO is blind and cannot alert.",
@@ -225,6 +239,26 @@ RUNBOOKS: dict[str, Runbook] = {
             "If traffic changed (e.g. more tool calls), lower `num_speculative_tokens`.",
         ),
     ),
+    cv.ALERT_ROUTING_LEAK: Runbook(
+        "ticket",
+        "Requests whose prompt is longer than the ceiling of every class the pool serves were served "
+        f"by it in the last {op.ROUTING_LEAK_WINDOW} (counted above the first 1-2-5 bucket edge of "
+        "`vllm:request_prompt_tokens` at or over the ceiling: 50000 for a 32768-token ceiling). The "
+        "router sent long prompts to a pool sized for short ones, and the pool's `--max-model-len` "
+        "admits them: they hold KV blocks the class's warm capacity was measured without.",
+        (
+            "`m3mon contract -c FILE` shows each class's ceiling, the pool's max-model-len and the "
+            "observed prompt+output percentiles.",
+            "Find the caller: the router or gateway logs for requests to this pool with large inputs.",
+        ),
+        "sum by (endpoint, le) (increase(vllm:request_prompt_tokens_bucket[10m]))",
+        "vllm:request_prompt_tokens",
+        (
+            "Fix the routing rule so prompts over the class ceiling go to the long-context pool.",
+            "Set `--max-model-len` of the pool to the class ceiling, so vLLM refuses such prompts "
+            "(HTTP 400) instead of serving them slowly.",
+        ),
+    ),
     cv.ALERT_BLOCK_SIZE_NOT_128: Runbook(
         "ticket",
         "The endpoint runs with a KV block size other than 128, which MiniMax-M3 requires.",
@@ -342,9 +376,10 @@ def _template() -> jinja2.Template:
 
 def render_runbooks(alert_names: list[str], banner: str) -> dict[str, str]:
     """``{AlertName: markdown}`` for every alert; a missing runbook is a :class:`GenerateError`."""
+    from monitor.generate.fleet_runbooks import FLEET_RUNBOOKS
     from monitor.generate.self_runbooks import SELF_RUNBOOKS  # imports Runbook from here
 
-    books = {**RUNBOOKS, **SELF_RUNBOOKS}
+    books = {**RUNBOOKS, **SELF_RUNBOOKS, **FLEET_RUNBOOKS}
     missing = sorted(set(alert_names) - books.keys())
     if missing:
         raise GenerateError(f"no runbook text for alerts: {', '.join(missing)}")

@@ -47,6 +47,7 @@ def _histogram_events(
     base: list[tuple[str, str]], rule: events.HistogramEvents, window: str
 ) -> tuple[str, str]:
     le = q.le_python_client(rule.threshold)
+    base = [*base, *map(_matcher, rule.select)]
     by = f"sum by ({cv.L_ENDPOINT})"
     count = f"{by} (increase({rule.metric}_count{q.matchers(base)}[{window}]))"
     good = f"{by} (increase({rule.metric}_bucket{q.matchers([*base, ('le', q.eq(le))])}[{window}]))"

@@ -99,12 +99,18 @@ def _probe_series(model: Model, slo: SLO, stream: Stream) -> list[dict[str, str]
             (cv.L_CLASS, slo.request_class), (cv.L_KIND, kind)]  # fmt: skip
     good = tuple(v - b for v, b in zip(stream.valid, stream.bad, strict=True))
     rule = events.definition(slo)
+    if rule is events.PROBE_GOODPUT:
+        ok_labels, bad_labels = events.probe_labels(None, True), events.probe_labels(None, False)
+        ok_labels.pop(cv.L_RESULT), bad_labels.pop(cv.L_RESULT)
+        return [_series(rule.metric, [*base, *ok_labels.items()], good),
+                _series(rule.metric, [*base, *bad_labels.items()], stream.bad)]  # fmt: skip
     if isinstance(rule, events.CounterEvents):
         bad_reason = next(r for r in cv.FAILURE_CATEGORIES if rule.is_bad(events.probe_labels(r)))
-        ok_labels, bad_labels = events.probe_labels(None).items(), events.probe_labels(bad_reason).items()
-        return [_series(cv.PROBE_TOTAL, [*base, *ok_labels], good),
-                _series(cv.PROBE_TOTAL, [*base, *bad_labels], stream.bad)]  # fmt: skip
-    return _histogram(rule.metric, base, rule.threshold, good, stream.valid)
+        ok, bad = events.probe_labels(None).items(), events.probe_labels(bad_reason).items()
+        return [_series(cv.PROBE_TOTAL, [*base, *ok], good),
+                _series(cv.PROBE_TOTAL, [*base, *bad], stream.bad)]  # fmt: skip
+    selected = [(m.label, m.values[0]) for m in rule.select]
+    return _histogram(rule.metric, [*base, *selected], rule.threshold, good, stream.valid)
 
 
 def _server_series(model: Model, slo: SLO, stream: Stream) -> list[dict[str, str]]:

@@ -1,12 +1,13 @@
 """The long-prompt probe: a needle in a prompt sized to the request class, cold then warm.
 
-1. **Cold**: a prompt of about ``ProbePlan.long_prompt_tokens`` tokens that starts with a unique
-   salt (so no prefix cache can hold it), hides a needle sentence in the middle and asks for it.
+1. **Cold**: a prompt of at most ``ProbePlan.long_prompt_tokens`` tokens (counted by the server's
+   own tokenizer, :mod:`monitor.probes.tokens`; the answer budget included) that starts with a
+   unique salt (so no prefix cache can hold it), hides a needle sentence in the middle and asks for it.
 2. **Warm**: the same prompt again. Its TTFT and ``usage.prompt_tokens_details.cached_tokens``
    show whether prefix caching works (``extra``: ``cold_ttft``, ``warm_ttft``,
    ``warm_cached_tokens``).
-3. **Over the ceiling**: a prompt of 1.25 × the class's ``max_context_tokens`` must be refused
-   (HTTP 400, ``context_rejected``) — that is the expected outcome. If the server accepts it the
+3. **Over the ceiling**: a prompt surely longer than 1.25 × the class's ``max_context_tokens`` must
+   be refused (HTTP 400, ``context_rejected``) — that is the expected outcome. If the server accepts it the
    pool admits prompts its class says it cannot serve, and the probe fails with ``wrong_answer``
    (the server answered a request it should have refused: a correctness failure).
 
@@ -27,43 +28,43 @@ from monitor.probes.exchange import Exchange, chat_body, stream_chat
 from monitor.probes.judge import Verdict, expect_word, judge_answer
 from monitor.probes.result import ProbeResult
 from monitor.probes.target import ProbeSpec, Target
+from monitor.probes.tokens import Calibration, calibrate, filler, server_tokens
 from monitor.probes.tracing import probe_span
 
-#: Short common words: one token each in BPE vocabularies (and in any 1-4 character tokenizer),
-#: so 12 words + "." make about 13 tokens a sentence whatever the server's tokenizer.
-_WORD_TEXT = (
-    "the old man saw a red fox run by his big blue boat on the calm lake near town each day and "
-    "the sun was warm over the hill as we sat with tea and kids play in the park"
-)
-WORDS = tuple(_WORD_TEXT.split())
-SENTENCE_WORDS = 12
-TOKENS_PER_SENTENCE = SENTENCE_WORDS + 1
 OVER_CEILING = 1.25
 QUESTION = "What is the secret code mentioned in the notes above? Reply with the code."
 
 
-def filler(tokens: int, rng: random.Random) -> list[str]:
-    """Sentences of common words adding up to about ``tokens`` tokens."""
-    count = max(1, tokens // TOKENS_PER_SENTENCE)
-    return [
-        " ".join(rng.choice(WORDS) for _ in range(SENTENCE_WORDS)).capitalize() + "." for _ in range(count)
-    ]
-
-
 @functools.lru_cache(maxsize=8)
-def _filler_halves(tokens: int, seed: int) -> tuple[str, str]:
+def _filler_halves(sentences: int, seed: int) -> tuple[str, str]:
     """The filler before and after the needle; deterministic, so built once per size and seed."""
-    sentences = filler(max(tokens - 40, TOKENS_PER_SENTENCE), random.Random(seed))
-    middle = len(sentences) // 2
-    return " ".join(sentences[:middle]), " ".join(sentences[middle:])
+    drawn = filler(sentences, random.Random(seed))
+    middle = len(drawn) // 2
+    return " ".join(drawn[:middle]), " ".join(drawn[middle:])
 
 
-def build_prompt(tokens: int, needle: str, salt: str, seed: int = 0) -> str:
-    """About ``tokens`` tokens: the salt first, the needle in the middle, the question last."""
-    head = f"Session {salt}. Read the notes below."
-    before, after = _filler_halves(tokens, seed)
-    body = " ".join(part for part in (before, f"The secret code is {needle}.", after) if part)
-    return "\n".join([head, body, QUESTION])
+def _head(salt: str) -> str:
+    return f"Session {salt}. Read the notes below."
+
+
+def _needle(needle: str) -> str:
+    return f"The secret code is {needle}."
+
+
+def build_prompt(sentences: int, needle: str, salt: str, seed: int = 0) -> str:
+    """``sentences`` filler sentences: the salt first, the needle in the middle, the question last."""
+    before, after = _filler_halves(sentences, seed)
+    body = " ".join(part for part in (before, _needle(needle), after) if part)
+    return "\n".join([_head(salt), body, QUESTION])
+
+
+async def _fixed_tokens(
+    client: httpx.AsyncClient, target: Target, cal: Calibration, needle: str, salt: str
+) -> int:
+    """Server tokens of the prompt's parts other than the filler (estimated when it cannot be asked)."""
+    text = "\n".join([_head(salt), _needle(needle), QUESTION])
+    counted = await server_tokens(client, target.endpoint, text) if cal.source == "tokenize" else None
+    return counted if counted is not None else len(text) // 2
 
 
 async def _ask(
@@ -86,8 +87,10 @@ def judge_ceiling(ex: Exchange) -> Verdict:
 
 async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> ProbeResult:
     started_at = time.time()
-    needle = f"{random.randrange(10000, 100000)}"
-    prompt = build_prompt(spec.plan.long_prompt_tokens, needle, uuid.uuid4().hex)
+    needle, salt = f"{random.randrange(10000, 100000)}", uuid.uuid4().hex
+    cal = await calibrate(client, target.endpoint)
+    fixed = await _fixed_tokens(client, target, cal, needle, salt)
+    prompt = build_prompt(cal.sentences(spec.plan.long_prompt_tokens - spec.max_tokens, fixed), needle, salt)
     with probe_span(spec.kind, target.endpoint.name, target.request_class.name, target.model) as span:
         cold = await _ask(target, spec, client, prompt, spec.max_tokens)
         verdicts = [judge_answer(cold, target.model)]
@@ -98,8 +101,8 @@ async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> P
             verdict = judge_answer(warm, target.model)
             verdicts.append(verdict if not verdict.ok else expect_word(warm.transcript.content, needle))
             extra.update(_cache_extra(cold, warm))
-            over_tokens = int(target.max_context_tokens * OVER_CEILING)
-            over = await _ask(target, spec, client, build_prompt(over_tokens, needle, uuid.uuid4().hex), 1)
+            over_sentences = cal.over(int(target.max_context_tokens * OVER_CEILING), fixed)
+            over = await _ask(target, spec, client, build_prompt(over_sentences, needle, salt + "x"), 1)
             verdicts.append(judge_ceiling(over))
             extra["over_ceiling_rejected"] = float(over.failure == "context_rejected")
         verdict = next((v for v in verdicts if not v.ok), Verdict())

@@ -8,7 +8,13 @@
   per-token sample), TPOT, e2e, tool turnaround (one per tool round), network (client TTFT −
   server TTFT) and server queue time;
 * ``m3mon_probe_long_prompt_ttft_seconds{endpoint,class,kind,cache}`` — the long-prompt probe's
-  cold and warm TTFT, which shows whether prefix caching works.
+  cold and warm TTFT, which shows whether prefix caching works (the ``ttft_cold`` / ``ttft_warm``
+  SLIs);
+* ``m3mon_probe_chunk_gap_seconds`` — every gap between two token chunks, undivided, and
+  ``m3mon_probe_longest_gap_seconds`` — each stream's longest one (the ``stall`` SLI);
+* ``m3mon_probe_goodput_total{endpoint,class,kind,reason,good}`` — every run, ``good="true"`` when
+  it answered right and met every latency limit of its class (the ``goodput`` SLI; only when the
+  exporter passes a goodput judge).
 
 Latencies are observed for every *answered* probe, right or wrong (a wrong answer is still a
 wait the user had; correctness is its own SLI) and never for unanswered or ``monitor_error`` runs:
@@ -21,24 +27,32 @@ is an exact bucket edge. Labels never carry model text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from monitor import conventions as cv
 from monitor.events import probe_answered, probe_labels
 from monitor.model import Model
+from monitor.probes.genai_metrics import GenAIMetrics
 from monitor.probes.result import ProbeResult
 
 #: Cache states the long-prompt probe reports as ``extra["<state>_ttft"]``.
 LONG_PROMPT_CACHE_STATES = ("cold", "warm")
+#: Whether a probe run met every latency limit of its class (:mod:`monitor.slo.probe_goodput`,
+#: passed in by the exporter so this stage does not import the SLO stage).
+GoodputJudge = Callable[[ProbeResult], bool]
 
 
 class ProbeMetrics:
     """The probe families of the exporter, fed one :class:`ProbeResult` at a time."""
 
-    def __init__(self, registry: CollectorRegistry, buckets: Sequence[float]) -> None:
+    def __init__(
+        self, registry: CollectorRegistry, buckets: Sequence[float], judge: GoodputJudge | None = None
+    ) -> None:
         labels = cv.PROBE_LABELS
+        self.judge = judge
+        self.genai: GenAIMetrics | None = None  # the OTel GenAI client metrics, when exported
         self.total = Counter(cv.PROBE_TOTAL, "Synthetic probe runs by result and failure reason.",
                              cv.PROBE_TOTAL_LABELS, registry=registry)  # fmt: skip
 
@@ -56,6 +70,15 @@ class ProbeMetrics:
             cv.PROBE_NETWORK, "Client TTFT minus server queue+prefill (network, proxy, tokenizer)."
         )
         self.queue = hist(cv.PROBE_QUEUE, "Server-reported queue time of probe requests.")
+        self.chunk_gap = hist(
+            cv.PROBE_CHUNK_GAP, "Every gap between two token chunks of a probe stream, undivided."
+        )
+        self.longest_gap = hist(
+            cv.PROBE_LONGEST_GAP, "Longest gap between two token chunks of each probe stream."
+        )
+        self.goodput = Counter(cv.PROBE_GOODPUT_TOTAL, "Probe runs by whether they met every latency SLO of "
+                               "their class and answered right (good=true|false).",
+                               cv.PROBE_GOODPUT_LABELS, registry=registry)  # fmt: skip
         self.long_prompt_ttft = Histogram(
             cv.PROBE_LONG_PROMPT_TTFT,
             "Long-prompt probe TTFT by prefix-cache state: cold (new prefix) or warm (same prefix again).",
@@ -65,8 +88,10 @@ class ProbeMetrics:
         )
 
     @classmethod
-    def for_model(cls, registry: CollectorRegistry, model: Model) -> ProbeMetrics:
-        metrics = cls(registry, model.latency_buckets())
+    def for_model(
+        cls, registry: CollectorRegistry, model: Model, judge: GoodputJudge | None = None
+    ) -> ProbeMetrics:
+        metrics = cls(registry, model.latency_buckets(), judge)
         metrics.precreate(model)
         return metrics
 
@@ -81,26 +106,41 @@ class ProbeMetrics:
             for reason in outcomes:
                 labels = probe_labels(reason)
                 self.total.labels(*key, labels[cv.L_RESULT], labels[cv.L_REASON])
-            for histogram in (self.ttft, self.tpot, self.e2e, self.queue, self.itl):
+            for histogram in (self.ttft, self.tpot, self.e2e, self.queue, self.itl, self.longest_gap):
                 histogram.labels(*key)
+            if key[2] == "long_prompt":
+                for cache in LONG_PROMPT_CACHE_STATES:
+                    self.long_prompt_ttft.labels(*key, cache)
+            if self.judge is not None:
+                for reason in outcomes:
+                    self._goodput_child(key, reason, False)
+                self._goodput_child(key, None, True)
+
+    def _goodput_child(self, key: tuple[str, str, str], reason: str | None, good: bool) -> Counter:
+        labels = probe_labels(reason, good)
+        return self.goodput.labels(*key, labels[cv.L_REASON], labels[cv.L_GOOD])
 
     def observe(self, result: ProbeResult) -> None:
         key = (result.endpoint, result.request_class, result.kind)
         labels = probe_labels(result.reason)
         self.total.labels(*key, labels[cv.L_RESULT], labels[cv.L_REASON]).inc()
+        if self.genai is not None:
+            self.genai.record(result)
+        if self.judge is not None:
+            self._goodput_child(key, result.reason, self.judge(result)).inc()
         if not probe_answered(result.reason):
             return
         t = result.timings
         for sli, histogram in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e),
-                               ("queue_time", self.queue), ("itl", self.itl)):  # fmt: skip
-            _observe_all(histogram.labels(*key), t.sli_samples(sli))
+                               ("queue_time", self.queue), ("itl", self.itl),
+                               ("stall", self.longest_gap)):  # fmt: skip
+            _observe_all(histogram.labels(*key), result.sli_samples(sli))
+        _observe_all(self.chunk_gap.labels(*key), (g.seconds for g in t.chunk_gaps))
         if t.network is not None:
             self.network.labels(*key).observe(max(t.network, 0.0))
         _observe_all(self.tool_turnaround.labels(*key), t.tool_turnaround)
         for cache in LONG_PROMPT_CACHE_STATES:
-            ttft = result.extra.get(f"{cache}_ttft")
-            if ttft is not None:
-                self.long_prompt_ttft.labels(*key, cache).observe(max(ttft, 0.0))
+            _observe_all(self.long_prompt_ttft.labels(*key, cache), result.sli_samples(f"ttft_{cache}"))
 
     def observe_all(self, results: Iterable[ProbeResult]) -> None:
         for result in results:

@@ -14,6 +14,21 @@ from monitor.conventions import AVAILABILITY_FAILURES, FAILURE_CATEGORIES, MONIT
 
 
 @dataclass(frozen=True)
+class Gap:
+    """One gap between consecutive token chunks of a stream (docs/probes.md, "Inter-token latency").
+
+    ``at``: seconds after the request was sent when the gap began (the earlier chunk arrived);
+    ``seconds``: the gap, undivided; ``tokens``: tokens of the chunk that ended it (``k`` > 1 for
+    a multi-token chunk, e.g. speculative decoding); ``before``: output tokens received before it.
+    """
+
+    at: float
+    seconds: float
+    tokens: int
+    before: int
+
+
+@dataclass(frozen=True)
 class Timings:
     """Client-side timings from the SSE stream, plus the server's view when it reports one."""
 
@@ -26,6 +41,7 @@ class Timings:
     itl_p50: float | None = None
     itl_p99: float | None = None
     itl_samples: tuple[float, ...] = ()  # per-token ITL samples (chunk gap / tokens in chunk)
+    chunk_gaps: tuple[Gap, ...] = ()  # every inter-chunk gap, undivided, with its chunk's tokens
     tpot: float | None = None  # (e2e - ttft) / (output tokens - 1)
     e2e: float | None = None  # request sent -> stream finished (whole task for agent sessions)
     tool_turnaround: tuple[float, ...] = ()  # per tool round: tool result sent -> first token after
@@ -44,10 +60,27 @@ class Timings:
         """
         if sli == "itl":
             values: tuple[float | None, ...] = self.itl_samples
+        elif sli == "stall":
+            longest = self.longest_gap
+            values = (longest.seconds if longest is not None else None,)
         else:
             values = ({"ttft": self.ttft, "tpot": self.tpot, "e2e": self.e2e,
                        "queue_time": self.server_queue}[sli],)  # fmt: skip
         return tuple(max(v, 0.0) for v in values if v is not None)
+
+    @property
+    def longest_gap(self) -> Gap | None:
+        """The stream's longest inter-chunk gap (the first of equal ones), None without gaps."""
+        return max(self.chunk_gaps, key=lambda g: g.seconds, default=None)
+
+    def stored(self) -> dict[str, Any]:
+        """The timings as stored with a probe result: the per-token and per-gap lists left out
+        (the store keeps them as a histogram, :func:`monitor.probes.gaps.itl_histogram`), the
+        longest gap's size and position kept as ``stall``."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("itl_samples", "chunk_gaps")}
+        longest = self.longest_gap
+        out["stall"] = None if longest is None else asdict(longest)
+        return out
 
 
 @dataclass(frozen=True)
@@ -92,6 +125,14 @@ class ProbeResult:
         """The service answered (correctness may still have failed); False for ``monitor_error``,
         where the monitor never learnt whether it would have (docs/slo-events.md)."""
         return self.reason not in AVAILABILITY_FAILURES and self.reason not in MONITOR_FAILURES
+
+    def sli_samples(self, sli: str) -> tuple[float, ...]:
+        """The latency events of latency SLI ``sli`` in this run (docs/slo-events.md): the
+        timings' own (:meth:`Timings.sli_samples`), or the long-prompt probe's cold / warm TTFT."""
+        if sli in ("ttft_cold", "ttft_warm"):
+            value = self.extra.get(f"{sli.removeprefix('ttft_')}_ttft")
+            return () if value is None else (max(value, 0.0),)
+        return self.timings.sli_samples(sli)
 
     @property
     def completed_at(self) -> float:

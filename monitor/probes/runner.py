@@ -106,18 +106,19 @@ async def run_round(
     jitter: bool = True,
     metrics: ProbeMetrics | None = None,
     on_result: Callable[[ProbeResult], Awaitable[None]] | None = None,
+    only: Callable[[PlannedProbe], bool] | None = None,
 ) -> list[ProbeResult]:
-    """Run every planned probe once; results in plan order.
+    """Run every planned probe once (or those ``only`` accepts: fleet slot claims); results in plan order.
 
     Each result is observed into ``metrics`` and handed to ``on_result`` the moment it completes,
     not when the round ends: its events happen then, and a store evaluating that minute must
     already have it (a slow probe of the same round may take minutes more).
     """
-    planned = plan_round(model, classes, kinds)
+    planned = [p for p in plan_round(model, classes, kinds) if only is None or only(p)]
     if client is None:
         async with probe_client() as own:
             return await run_round(model, classes, kinds, own, concurrency=concurrency, jitter=jitter,
-                                   metrics=metrics, on_result=on_result)  # fmt: skip
+                                   metrics=metrics, on_result=on_result, only=only)  # fmt: skip
     gates = {e.name: asyncio.Semaphore(concurrency) for e in model.endpoints}
 
     async def one(p: PlannedProbe) -> ProbeResult:

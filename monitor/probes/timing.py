@@ -8,6 +8,8 @@ Definitions (all from the moment the request body was sent, on the monotonic clo
   later chunk: a gap covering ``k`` tokens yields ``k`` samples of ``gap / k``. ``k`` comes from
   the running usage the server sends per chunk (``continuous_usage_stats``); without it ``k`` is
   the stream's mean, ``completion_tokens / token chunks`` (rounded for the sample count).
+* Chunk gaps: every gap between consecutive token chunks, undivided, with the later chunk's token
+  count (:class:`~monitor.probes.result.Gap`); the longest one is the ``stall`` SLI's value.
 * TPOT: ``(e2e - ttft) / (completion_tokens - 1)`` with ``completion_tokens`` from ``usage``.
 * e2e: request sent until the stream ended.
 * Server view (``metrics`` in the final usage chunk, vLLM ``--enable-per-request-metrics``):
@@ -22,7 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from monitor.probes.result import Timings
+from monitor.probes.result import Gap, Timings
 from monitor.probes.transcript import Transcript
 
 
@@ -38,6 +40,23 @@ def itl_samples(transcript: Transcript) -> tuple[float, ...]:
         else:
             samples.extend([gap / mean_k] * max(1, round(mean_k)))
     return tuple(samples)
+
+
+def chunk_gaps(transcript: Transcript, sent: float) -> tuple[Gap, ...]:
+    """Every gap between consecutive token chunks, undivided, with the later chunk's tokens.
+
+    ``k`` is the chunk's running-usage token count, else the stream's mean tokens per chunk
+    rounded (at least 1), as for :func:`itl_samples`.
+    """
+    chunks = transcript.chunks
+    mean_k = max(1, round(_mean_tokens_per_chunk(transcript)))
+    out: list[Gap] = []
+    before = chunks[0].tokens if chunks and chunks[0].tokens else (mean_k if chunks else 0)
+    for prev, cur in itertools.pairwise(chunks):
+        k = cur.tokens if cur.tokens is not None and cur.tokens > 0 else mean_k
+        out.append(Gap(max(prev.at - sent, 0.0), max(cur.at - prev.at, 0.0), k, before))
+        before += k
+    return tuple(out)
 
 
 def _mean_tokens_per_chunk(transcript: Transcript) -> float:
@@ -92,6 +111,7 @@ def timings_for(
         itl_p50=percentile(samples, 50),
         itl_p99=percentile(samples, 99),
         itl_samples=samples,
+        chunk_gaps=chunk_gaps(transcript, sent),
         tpot=tpot,
         e2e=e2e,
         server_queue=queue,

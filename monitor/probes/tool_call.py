@@ -61,14 +61,19 @@ def check_tool_call(call: ToolCallDraft | None, name: str = TOOL_NAME,
     return Verdict()
 
 
-def judge_tool_turn(ex: Exchange, model: str) -> Verdict:
-    """Shared checks plus: a valid call and ``finish_reason == tool_calls``."""
+def judge_tool_turn(ex: Exchange, model: str, finish_reasons: tuple[str, ...] = ("tool_calls",)) -> Verdict:
+    """Shared checks plus: a valid call and a finish reason in ``finish_reasons``.
+
+    ``tool_calls`` is what ``tool_choice: auto``/``required`` ends with; a request naming the
+    function (``tool_choice: {"type": "function", ...}``) ends with ``stop`` on vLLM (as on OpenAI),
+    so a caller sending one passes ``("tool_calls", "stop")``.
+    """
     verdict = judge_answer(ex, model)
     if not verdict.ok:
         return verdict
     calls = ex.transcript.calls()
     verdict = check_tool_call(calls[0] if calls else None)
-    if verdict.ok and ex.transcript.finish_reason != "tool_calls":
+    if verdict.ok and ex.transcript.finish_reason not in finish_reasons:
         return Verdict(
             "malformed_tool_call", f"finish_reason {ex.transcript.finish_reason!r}, not tool_calls"
         )

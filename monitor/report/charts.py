@@ -38,7 +38,7 @@ PART_LABELS = {
     "network": "network",
     "tool_turnaround": "tool turnaround",
 }
-KIND_LABELS = {"ttft": "TTFT", "itl": "ITL (mean per probe)", "e2e": "end-to-end"}
+KIND_LABELS = {"ttft": "TTFT", "itl": "ITL (per token, pooled)", "e2e": "end-to-end"}
 DPI = 100
 RC = {"font.family": "DejaVu Sans", "font.size": 9, "axes.titlesize": 10, "svg.hashsalt": "m3mon"}
 

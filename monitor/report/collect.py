@@ -22,6 +22,8 @@ from sqlalchemy.orm import Session
 
 from monitor.model import SLO, Model
 from monitor.report import collect_ops, collect_probes, series
+from monitor.report import contract as report_contract
+from monitor.report.budget import collect_budget
 from monitor.report.data import (
     RECENT_SECONDS,
     ClassSummary,
@@ -114,4 +116,6 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         series_step_seconds=step,
         breakdown_series=probes.breakdown_series(points, tz) if points else (),
         reader=reader_lines(classes, incidents),
+        budget=collect_budget(model, w, end),
+        contract=report_contract.collect(model, session, end),
     )

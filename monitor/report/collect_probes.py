@@ -5,8 +5,11 @@ report's end (start + e2e, or + the class's probe timeout when no e2e was measur
 built again at the same ``--now`` reads the same probes. Latency only counts probes the service
 answered (not an availability failure), as the SLO slices do:
 
-* TTFT and end-to-end: one value per probe; ITL: the probe's mean inter-token latency;
-* percentiles are linear interpolations between order statistics (numpy's default);
+* TTFT and end-to-end: one value per probe, percentiles are linear interpolations between order
+  statistics (numpy's default);
+* ITL: every per-token sample of every probe, pooled from the probes' stored histograms
+  (``itl_histogram``, fixed edges 1 ms × 1.2^i; percentiles interpolated inside the bucket, within
+  20 %); probes stored before migration 0004 have none and do not count;
 * breakdown parts (:mod:`monitor.report.breakdown`) are means over the probes that reported the
   part (server queue, prefill and decode from the server's per-request view, network = client
   TTFT − server TTFT, tool turnaround = the sum of a probe's tool rounds). A probe that recorded
@@ -26,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from monitor.events import MONITOR, UNANSWERED
 from monitor.model import Model
+from monitor.probes import gaps
 from monitor.report import breakdown as brk
 from monitor.report.data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
@@ -49,7 +53,15 @@ PART_COLUMNS: dict[str, ColumnElement[float]] = {
 }
 #: The parts that make up the server's view of a request.
 SERVER_PARTS = brk.SERVER_PARTS
-LATENCY_COLUMNS = {"ttft": P.ttft, "itl": P.itl_mean, "e2e": P.e2e}
+LATENCY_COLUMNS = {"ttft": P.ttft, "e2e": P.e2e}
+
+
+def pooled_itl(request_class: str, histograms: list[dict[str, int] | None]) -> LatencyStats:
+    """ITL P50/P95/P99 over every per-token sample of the probes (their stored histograms
+    pooled, :mod:`monitor.probes.gaps`); ``count`` is the number of samples."""
+    pooled = gaps.merge(histograms)
+    q = (gaps.quantile(pooled, p) for p in (0.5, 0.95, 0.99))
+    return LatencyStats(request_class, "itl", gaps.count(pooled), *q)
 
 
 def percentiles(values: list[float]) -> tuple[float | None, float | None, float | None]:
@@ -98,16 +110,21 @@ class ProbeFacts:
         self._pools: brk.PoolHistograms | None = None
 
     def latency(self) -> tuple[LatencyStats, ...]:
-        cols = [LATENCY_COLUMNS[k] for k in LATENCY_KINDS]
-        q = select(P.request_class, *cols).where(*self.in_week, self.answered)
+        per_probe = [k for k in LATENCY_KINDS if k in LATENCY_COLUMNS]
+        q = select(P.request_class, P.itl_histogram, *(LATENCY_COLUMNS[k] for k in per_probe))
         values: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for row in self.session.execute(q):
-            for kind, v in zip(LATENCY_KINDS, row[1:], strict=True):
+        itl: dict[str, list[dict[str, int] | None]] = defaultdict(list)
+        for row in self.session.execute(q.where(*self.in_week, self.answered)):
+            itl[row[0]].append(row[1])
+            for kind, v in zip(per_probe, row[2:], strict=True):
                 if v is not None:
                     values[(row[0], kind)].append(float(v))
         out = []
         for c in self.classes:
             for kind in LATENCY_KINDS:
+                if kind == "itl":
+                    out.append(pooled_itl(c, itl.get(c, [])))
+                    continue
                 vs = values.get((c, kind), [])
                 out.append(LatencyStats(c, kind, len(vs), *percentiles(vs)))
         return tuple(out)
@@ -125,7 +142,8 @@ class ProbeFacts:
         )
         views: dict[str, tuple[float | None, ...]] = {}
         for trace_id, *view in self.session.execute(q.order_by(S.start_time, S.span_id)):
-            views.setdefault(trace_id, tuple(view))
+            if any(v is not None for v in view):  # a gateway's GenAI span carries no server parts
+                views.setdefault(trace_id, tuple(view))
         return views
 
     def samples(self) -> list[brk.Sample]:

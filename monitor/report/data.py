@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
+
+from monitor.report.budget import ClassBudget
 
 #: Status of one SLO or one request class for the week (see docs/report.md "Status").
 Status = Literal["met", "at_risk", "missed", "no_data"]
@@ -255,6 +257,8 @@ class ReportData:
     series_step_seconds: float = 21600.0
     breakdown_series: tuple[BreakdownSeries, ...] = ()
     reader: tuple[ReaderLine, ...] = ()
+    budget: tuple[ClassBudget, ...] = ()  # error-budget policy and time to exhaustion (report/budget.py)
+    contract: tuple[Any, ...] = ()  # the operating contract per class (report/contract.py)
 
     @property
     def end(self) -> datetime:

@@ -73,7 +73,9 @@ def _probe(rng: random.Random, ep: str, cls: str, at: float, slow: float, failed
     ttft = rng.lognormvariate(-0.9, 0.5) * slow
     decode = rng.uniform(2.0, 6.0) * slow
     tools = (rng.uniform(0.15, 0.4), rng.uniform(0.15, 0.4)) if kind == "agent_session" else ()
-    t = Timings(ttft=ttft, itl_mean=rng.uniform(0.015, 0.04) * slow, e2e=ttft + decode + sum(tools),
+    itl = rng.uniform(0.015, 0.04) * slow
+    spread = tuple(itl * f for f in (0.6, 0.8, 0.9, 1.0, 1.0, 1.1, 1.2, 1.4))  # no draws: same sequence
+    t = Timings(ttft=ttft, itl_mean=itl, itl_samples=spread * 8, e2e=ttft + decode + sum(tools),
                 server_queue=ttft * 0.2, server_prefill=ttft * 0.6, server_decode=decode, network=ttft * 0.2,
                 tool_turnaround=tools)  # fmt: skip
     return ProbeResult(ep, cls, kind, at, None, t)

@@ -11,7 +11,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from monitor.report import display
+from monitor.report import budget, display
+from monitor.report import contract as report_contract
 from monitor.report.data import (
     BREAKDOWN_PARTS,
     Breakdown,
@@ -197,6 +198,8 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "deployment_window_seconds": data.deployment_window_seconds,
         "deployments": [_deployment(d) for d in data.deployments],
         "capacity": [_capacity(c) for c in data.capacity],
+        "budget": budget.to_json(data.budget),
+        "contract": report_contract.to_json(data.contract),
     }
 
 

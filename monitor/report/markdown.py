@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from monitor.report import charts, display
+from monitor.report import budget, charts, display
+from monitor.report import contract as report_contract
 from monitor.report.data import BREAKDOWN_PARTS, SOURCE_DERIVED, ReportData
 
 #: Characters that can start or end inline markup, a link, raw HTML, an entity or a table cell.
@@ -213,11 +214,13 @@ def render_markdown(d: ReportData) -> str:
         *_headline(d),
         *_reader(d),
         *_slos(d),
+        *budget.markdown(d.budget, escape, table),
         *_incidents(d),
         *_failures(d),
         *_deployments(d),
         *_capacity(d),
         *_latency(d),
+        *report_contract.markdown_lines(d.contract),
         "Charts are in report.html and report.pdf.",
     ]
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ import jinja2
 import markupsafe
 
 from monitor.report import charts, display
+from monitor.report import contract as report_contract
 from monitor.report.data import BREAKDOWN_PARTS, ReportData
 
 TEMPLATE = "report.html.j2"
@@ -79,5 +80,6 @@ def render_html(data: ReportData) -> str:
             latency_chart=data_uri(charts.latency(data.latency)),
             breakdown_chart=data_uri(charts.breakdown(data.breakdown)),
             breakdown_time_chart=data_uri(charts.breakdown_over_time(data.breakdown_series, tz)),
+            contract_html=report_contract.html(data.contract),
         )
     )

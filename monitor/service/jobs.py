@@ -19,9 +19,11 @@ import httpx
 
 from monitor.errors import ScrapeError
 from monitor.exporter import Exporter
+from monitor.fleet.claims import SlotKey, claim, slot_of
+from monitor.fleet.role import FleetRole
 from monitor.model import Endpoint, Model
 from monitor.probes.result import ProbeResult
-from monitor.probes.runner import run_round
+from monitor.probes.runner import PlannedProbe, plan_round, run_round
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
@@ -72,6 +74,8 @@ class Jobs:
         self.scrapes: dict[str, int] = {}
         self.probe_outcomes: Counter[str] = Counter()  # reason (or "ok") -> runs
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
+        self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
+        self.evaluator = False  # fleet mode: held the evaluator lock at the last evaluate run
 
     def apply(self, model: Model) -> None:
         """Use a reloaded model from the next run on; forget readings of endpoints that changed."""
@@ -115,7 +119,8 @@ class Jobs:
             await self._fingerprint(endpoint, reading)
         if first:
             return None  # a cumulative reading is not an interval: nothing to store yet
-        await self.write(signals_op(self.model, endpoint.name, signals))
+        slot = slot_of(signals.end, endpoint.scrape_interval) if self.fleet else None
+        await self.write(signals_op(self.model, endpoint.name, signals, slot))
         return signals
 
     async def _fingerprint(self, endpoint: Endpoint, reading: Reading) -> None:
@@ -146,15 +151,43 @@ class Jobs:
     # --- probes ---------------------------------------------------------------------------
 
     async def probe(self, class_name: str, jitter: bool = True) -> list[ProbeResult]:
-        """One round of the class's probes; results go to the exporter and the store."""
+        """One round of the class's probes; results go to the exporter and the store.
+
+        Fleet mode: the round is slot ``floor(now / interval)``; only the probes whose slot this
+        replica claimed run (:mod:`monitor.fleet.claims`), each stored with its slot.
+        """
+        slot, only = None, None
+        if self.fleet is not None:
+            slot = slot_of(self.clock(), self.model.request_class(class_name).probe.interval)
+            only = await self._claimed(class_name, slot)
+
+        async def record(result: ProbeResult) -> None:
+            await self._record(result, slot)
+
         results = await run_round(self.model, [class_name], client=self.probe_client, jitter=jitter,
-                                  metrics=self.exporter.probes, on_result=self._record)  # fmt: skip
+                                  metrics=self.exporter.probes, on_result=record, only=only)  # fmt: skip
         self.probe_outcomes.update("ok" if r.ok else (r.reason or "unknown") for r in results)
         return results
 
-    async def _record(self, result: ProbeResult) -> None:
+    async def _claimed(self, class_name: str, slot: int) -> Callable[[PlannedProbe], bool] | None:
+        assert self.fleet is not None
+        keys: list[SlotKey] = [(p.target.endpoint.name, class_name, p.spec.kind, slot)
+                               for p in plan_round(self.model, [class_name])]  # fmt: skip
+        won = await asyncio.to_thread(claim, self.store, keys, self.fleet.replica, self.clock())
+        if self.fleet.metrics is not None:
+            m = self.fleet.metrics.claims
+            if won is None:
+                m.labels("unavailable").inc(len(keys))
+            else:
+                m.labels("won").inc(len(won))
+                m.labels("lost").inc(len(keys) - len(won))
+        if won is None:
+            return None
+        return lambda p: (p.target.endpoint.name, class_name, p.spec.kind, slot) in won
+
+    async def _record(self, result: ProbeResult, slot: int | None = None) -> None:
         """Store one probe result as soon as it is known (see :func:`run_round`)."""
-        await self.write(probe_op(self.model, result))
+        await self.write(probe_op(self.model, result, slot))
         if not result.ok:
             log.info("probe %s/%s/%s failed: %s %s", result.endpoint, result.request_class,
                      result.kind, result.reason, result.detail)  # fmt: skip
@@ -166,6 +199,10 @@ class Jobs:
         self.writer.flush()
         if self.writer.database_away:
             return SKIPPED  # the database takes no writes now: nothing could be read or stored
+        if self.fleet is not None and not self._evaluator():
+            self.exporter.slo.update(self.store.latest_evaluations(self.clock()))
+            self.last_evaluation = self.clock()  # a standby's job is done: it is not the evaluator
+            return 0
         # results completed just before a step may still be on their way to the store, and steps
         # at or after the oldest spooled event wait for its replay; unrelated backlog does not block
         now = self.writer.complete_until(self.clock() - min(SETTLE, self.evaluation_step / 2))
@@ -179,7 +216,16 @@ class Jobs:
         self.last_evaluation = self.clock()
         return len(done)
 
+    def _evaluator(self) -> bool:
+        assert self.fleet is not None
+        held = self.evaluator = self.fleet.lock.held()
+        if self.fleet.metrics is not None:
+            self.fleet.metrics.evaluator.set(1 if held else 0)
+        return held
+
     def prune(self) -> None:
+        if self.fleet is not None and not self.evaluator:
+            return  # in a fleet only the evaluator prunes: one pass, not one per replica
         if not self.writer.backlog:
             pruned = self.store.prune(self.clock(), self.model.storage.retention)
             log.info("retention: %s", pruned)

@@ -53,7 +53,7 @@ def _restart_only(old: Model, old_web: WebConfig | None, new: Model, new_web: We
 
 async def prepare(service: Service) -> Candidate:
     """The new configuration, fully checked; ConfigError when it cannot replace the running one."""
-    model = await asyncio.to_thread(load_model, service.model.source)
+    model = service.restrict(await asyncio.to_thread(load_model, service.model.source))
     web = await asyncio.to_thread(load_web, model, service.web_flag)
     problems = _restart_only(service.model, service.web, model, web)
     if problems:
@@ -68,6 +68,8 @@ def apply(service: Service, new: Candidate) -> None:
     service.model, service.web = new.model, new.web
     service.jobs.apply(new.model)
     service.exporter.apply(new.model)
+    if service.fleet is not None and service.fleet.metrics is not None:  # the shard's endpoints may change
+        service.fleet.metrics.own(service.fleet.shard, new.model)
     users = dict(new.web.users) if new.web else {}
     service.set_users(users)
     service.scheduler.remove_all_jobs()

@@ -26,6 +26,7 @@ from monitor.service.metrics import ServiceMetrics
 log = logging.getLogger(__name__)
 
 PRUNE_EVERY = 3600.0
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 HEALTH_EVERY = 15.0
 
 
@@ -86,18 +87,28 @@ def plan(
     not make every probe and scrape run at once.
     """
     model, keep = jobs.model, keep or {}
+    aligned = jobs.fleet is not None  # fleet mode: scrapes and probe rounds on epoch-aligned slots
 
     def add(task: str, fn: Callable[..., Any], first: float, *, blocking: bool = False, **kw: Any) -> None:
         start = keep.get(task) or _soon(first)
         scheduler.add_job(tracked(task, fn, blocking=blocking), id=task, name=task, next_run_time=start, **kw)
 
+    def add_slotted(task: str, fn: Callable[..., Any], first: float, seconds: float, **kw: Any) -> None:
+        if not aligned:
+            add(task, fn, first, trigger="interval", seconds=seconds, **kw)
+            return
+        # runs at every multiple of ``seconds`` since the epoch, the same instants on every replica
+        kw.pop("jitter", None)  # a slot's probes are spread by the runner's jitter, inside the slot
+        job = tracked(task, fn)
+        scheduler.add_job(job, "interval", seconds=seconds, start_date=EPOCH, id=task, name=task, **kw)
+
     for ep in model.endpoints:
-        add(f"scrape:{ep.name}", jobs.scrape, 0.5, trigger="interval", seconds=ep.scrape_interval, args=[ep])
+        add_slotted(f"scrape:{ep.name}", jobs.scrape, 0.5, ep.scrape_interval, args=[ep])
         add(f"health:{ep.name}", jobs.health, 0.2, trigger="interval", seconds=HEALTH_EVERY, args=[ep])
     for cls in model.classes:
         first = 1.0 + random.uniform(0, cls.probe.jitter)
-        add(cv.probe_task(cls.name), jobs.probe, first, trigger="interval", seconds=cls.probe.interval,
-            jitter=cls.probe.jitter, args=[cls.name])  # fmt: skip
+        add_slotted(cv.probe_task(cls.name), jobs.probe, first, cls.probe.interval,
+                    jitter=cls.probe.jitter, args=[cls.name])  # fmt: skip
     add(
         cv.TASK_EVALUATE,
         jobs.evaluate,

@@ -11,6 +11,7 @@ the server.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
 from collections.abc import Iterator, Mapping
@@ -21,6 +22,7 @@ import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from monitor.exporter import Exporter
+from monitor.fleet.role import FleetMetrics, FleetRole
 from monitor.model import Model
 from monitor.service import reload as reloading
 from monitor.service.http import make_app
@@ -50,7 +52,12 @@ class Service:
         send_reports: bool = True,
         evaluation_step: float = STEP,
         web_config: str | None = None,
+        fleet: FleetRole | None = None,
+        listen: str | None = None,
     ) -> None:
+        self.fleet = fleet
+        self.listen = listen  # --listen: replaces exporter.listen, also on reload
+        model = self.restrict(model)
         self.model = model
         self.web_flag = web_config
         self.web = reloading.load_web(model, web_config)
@@ -60,6 +67,12 @@ class Service:
         self.store.check_schema()
         self.exporter = Exporter(model)
         self.jobs = Jobs(model, self.store, self.exporter, evaluation_step=evaluation_step)
+        if fleet is not None:
+            fleet.metrics = FleetMetrics(self.exporter.registry)
+            fleet.metrics.own(fleet.shard, model)
+            self.jobs.fleet = fleet
+            log.info("fleet: shard %s, replica %s, %d endpoint(s) owned", fleet.shard, fleet.replica,
+                     len(model.endpoints))  # fmt: skip
         self.evaluate_every = min(EVALUATE_EVERY, evaluation_step)
         self.send_reports = send_reports
         self.scheduler = AsyncIOScheduler(timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1})
@@ -68,6 +81,12 @@ class Service:
         self.tracked = Tracked(self.exporter.service)
         self._reloads: set[asyncio.Task[str | None]] = set()
         self._reload_lock = asyncio.Lock()
+
+    def restrict(self, model: Model) -> Model:
+        """The part of ``model`` this replica watches: its shard's endpoints in fleet mode."""
+        if self.listen:
+            model = dataclasses.replace(model, exporter_listen=self.listen)
+        return self.fleet.shard.restrict(model) if self.fleet is not None else model
 
     # --- what the HTTP surface asks (monitor.service.http.Control) ------------------------------
 
@@ -166,6 +185,8 @@ class Service:
         await self.tracked.finish(SHUTDOWN_GRACE)
         await self.jobs.close()
         await asyncio.to_thread(self.jobs.evaluate)
+        if self.fleet is not None:
+            self.fleet.lock.release()
         self.store.close()
 
 

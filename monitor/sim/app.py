@@ -20,6 +20,7 @@ from monitor.sim.config import VLLM_VERSION, SimConfig
 from monitor.sim.faults import FaultError, Faults
 from monitor.sim.serving import CHAT, COMPLETIONS, handle
 from monitor.sim.simulator import Simulator
+from monitor.sim.tokenize import handle_tokenize
 
 GUARDED = ("/v1", "/v2", "/inference", "/cohere")
 ROUTES = frozenset(
@@ -30,6 +31,7 @@ ROUTES = frozenset(
         "/health",
         "/ping",
         "/version",
+        "/tokenize",
         "/load",
         "/metrics",
         "/sim/truth",
@@ -99,6 +101,9 @@ def build_app(sim: Simulator) -> Starlette:
     async def completions(request: Request) -> Response:
         return await handle(sim, request, COMPLETIONS)
 
+    async def tokenize(request: Request) -> Response:
+        return await handle_tokenize(sim, request)
+
     async def fault_switch(request: Request) -> Response:
         return await faults(sim, request)
 
@@ -109,6 +114,7 @@ def build_app(sim: Simulator) -> Starlette:
         Route("/health", lambda r: health(sim), methods=["GET"]),
         Route("/ping", lambda r: health(sim), methods=["GET", "POST"]),
         Route("/version", lambda r: JSONResponse({"version": VLLM_VERSION}), methods=["GET"]),
+        Route("/tokenize", tokenize, methods=["POST"]),
         Route("/load", lambda r: JSONResponse({"server_load": sim.in_flight}), methods=["GET"]),
         Route("/metrics", lambda r: metrics(sim, r), methods=["GET"]),
         Route("/metrics/", lambda r: metrics(sim, r), methods=["GET"]),

@@ -181,7 +181,7 @@ class Engine:
 
     def _allocate(self, req: SimRequest) -> bool:
         bs = self.config.block_size
-        hit = self.pool.match_prefix(req.prompt_hashes)
+        hit = 0 if self._faults().prefix_cache_off else self.pool.match_prefix(req.prompt_hashes)
         if hit * bs >= req.prefill_target:
             hit = (req.prefill_target - 1) // bs
         need = math.ceil((req.prefill_target + self.config.spec_tokens + 1) / bs) - hit

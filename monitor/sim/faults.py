@@ -42,6 +42,10 @@ class Faults(BaseModel):
     health_ok_completions_fail: bool = Field(False, description="/health 200 but completions 500")
     dead: bool = Field(False, description="engine dead: /health 503, completions 500")
     kv_pressure: int | None = Field(None, ge=1, description="shrink the KV pool to N blocks")
+    stream_stall: float | None = Field(
+        None, gt=0.0, le=600.0, description="pause each stream this many seconds after its 4th chunk"
+    )
+    prefix_cache_off: bool = Field(False, description="prefix caching finds nothing (every prompt cold)")
 
     def merged(self, update: dict[str, Any]) -> Faults:
         """A copy with ``update`` applied; validated as a whole (raises :class:`FaultError`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -20,6 +21,9 @@ from monitor.sim.request import SimRequest
 from monitor.sim.shapes import DONE, error, per_request_metrics, sse, tool_call_id, usage
 from monitor.sim.sse import SSEResponse, StreamCut
 from monitor.sim.wire import RECEIVED
+
+#: The ``stream_stall`` fault pauses a stream after this many chunks.
+STALL_AFTER_CHUNKS = 4
 
 if TYPE_CHECKING:
     from monitor.sim.simulator import Simulator
@@ -117,8 +121,10 @@ class _View:
         self._chunk_head: bytes | None = None
 
     def _finish_reason(self) -> str:
+        """vLLM's: ``tool_calls`` after an auto/required call; a named function's call ends ``stop``."""
         reason = self.req.finish_reason or "stop"
-        if reason == "stop" and self.req.plan.tool_start is not None:
+        named = isinstance(self.parsed.ask.tool_choice, dict)
+        if reason == "stop" and self.req.plan.tool_start is not None and not named:
             return "tool_calls"
         return reason
 
@@ -199,7 +205,7 @@ class _View:
 
     async def frames(self) -> AsyncIterator[bytes]:
         """The stream's bytes, one batch per engine step (all frames of a step go in one write)."""
-        req, chunks = self.req, 0
+        req, chunks, stalled = self.req, 0, False
         cut = self.faults.midstream_disconnect
         while True:
             done = await req.events.get()
@@ -224,6 +230,9 @@ class _View:
             if batch:
                 req.writes.append((time.monotonic(), req.generated))
                 yield batch[0] if len(batch) == 1 else b"".join(batch)
+                if self.faults.stream_stall and chunks >= STALL_AFTER_CHUNKS and not stalled:
+                    stalled = True  # the engine keeps going; this stream's bytes wait
+                    await asyncio.sleep(self.faults.stream_stall)
 
     def _tail(self) -> bytes:
         """The usage chunk (when asked for) and ``[DONE]``."""

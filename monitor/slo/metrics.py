@@ -3,6 +3,8 @@
 ``m3mon_slo_attainment_ratio``, ``m3mon_slo_error_budget_remaining_ratio`` and
 ``m3mon_slo_burn_rate`` carry ``class, slo, sli, window``; ``m3mon_slo_objective_ratio`` carries
 ``class, slo, sli``. A window with no data is published as NaN (never as 1.0).
+``m3mon_slo_time_to_exhaustion_seconds{window}`` (1h, 1d: :mod:`monitor.slo.exhaustion`) is +Inf
+while the window burns nothing.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from monitor.conventions import (
     SLO_BUDGET_REMAINING,
     SLO_BURN_RATE,
     SLO_OBJECTIVE,
+    SLO_TIME_TO_EXHAUSTION,
 )
 from monitor.slo.evaluate import SLOEvaluation
+from monitor.slo.exhaustion import exhaustion
 
 _WINDOW_LABELS = (L_CLASS, L_SLO, L_SLI, L_WINDOW)
 
@@ -56,6 +60,12 @@ class SLOMetrics:
         self.objective = Gauge(
             SLO_OBJECTIVE, "SLO objective as a ratio.", (L_CLASS, L_SLO, L_SLI), registry=registry
         )
+        self.exhaustion = Gauge(
+            SLO_TIME_TO_EXHAUSTION,
+            "Seconds until the period's budget is spent at the window's burn (+Inf: none, NaN: no data).",
+            _WINDOW_LABELS,
+            registry=registry,
+        )
 
     def update(self, evaluations: Iterable[SLOEvaluation]) -> None:
         """Set the gauges from evaluations; the latest instant per SLO wins."""
@@ -70,3 +80,5 @@ class SLOMetrics:
                 self.attainment.labels(*labels).set(_value(w.attainment))
                 self.budget.labels(*labels).set(_value(w.budget_remaining))
                 self.burn.labels(*labels).set(_value(w.burn_rate))
+            for window, seconds in exhaustion(e).by_window:
+                self.exhaustion.labels(e.request_class, e.slo_name, e.sli, window).set(_value(seconds))

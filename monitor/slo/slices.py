@@ -27,6 +27,7 @@ from monitor import events
 from monitor.model import SLO, Model
 from monitor.probes.result import ProbeResult
 from monitor.scrape.signals import Signals
+from monitor.slo.probe_goodput import probe_is_good
 
 log = logging.getLogger(__name__)
 
@@ -70,17 +71,18 @@ def _clamped(
     return EventSlice(slo.id, endpoint, origin, span[0], span[1], good, total, source, exact)
 
 
-def _probe_counts(slo: SLO, result: ProbeResult) -> tuple[float, float] | None:
+def _probe_counts(model: Model, slo: SLO, result: ProbeResult) -> tuple[float, float] | None:
     """(good, total) for one probe-sourced SLO, or None when the run is no event of it."""
     rule = events.definition(slo)
     if isinstance(rule, events.CounterEvents):
-        labels = events.probe_labels(result.reason)
+        good = probe_is_good(model, result) if rule is events.PROBE_GOODPUT else None
+        labels = events.probe_labels(result.reason, good)
         if not rule.is_valid(labels):
             return None
         return (0.0 if rule.is_bad(labels) else 1.0), 1.0
     if not events.probe_answered(result.reason):
         return None
-    samples = result.timings.sli_samples(slo.sli)
+    samples = result.sli_samples(slo.sli)
     if not samples:
         return None
     bad, total = rule.counts(samples)
@@ -98,7 +100,7 @@ def slices_from_probe(model: Model, result: ProbeResult) -> list[EventSlice]:
     for slo in rc.slos:
         if slo.source != SOURCE_PROBES:
             continue
-        counts = _probe_counts(slo, result)
+        counts = _probe_counts(model, slo, result)
         if counts is not None:
             span = (result.completed_at, result.completed_at)
             out.append(_clamped(slo, result.endpoint, f"probe:{result.kind}", span, *counts))

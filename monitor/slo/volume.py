@@ -32,7 +32,10 @@ from monitor.model import SLO, Model
 from monitor.slo.guard import min_events
 
 #: Probe SLIs with one event per (answered) probe run; ``itl`` has one per token gap.
-ONE_EVENT_PER_RUN = frozenset({"availability", "correctness", "ttft", "tpot", "e2e", "queue_time"})
+ONE_EVENT_PER_RUN = frozenset({"availability", "correctness", "ttft", "tpot", "e2e", "queue_time", "stall",
+                               "goodput"})  # fmt: skip
+#: SLIs with one event per run of the long-prompt probe only.
+LONG_PROMPT_ONLY = frozenset({"ttft_cold", "ttft_warm"})
 _EPS = 1e-9
 
 
@@ -102,11 +105,12 @@ Finding = GuardFinding | ShortWindowFinding
 
 def probe_volume(model: Model, slo: SLO) -> ProbeVolume | None:
     """The event volume of a probe-sourced SLO; None when it does not come from whole probe runs."""
-    if slo.source != "probes" or slo.sli not in ONE_EVENT_PER_RUN:
+    if slo.source != "probes" or slo.sli not in ONE_EVENT_PER_RUN | LONG_PROMPT_ONLY:
         return None
     rc = model.request_class(slo.request_class)
     endpoints = len(model.endpoints_for(rc.name))
-    return ProbeVolume(len(rc.probe.kinds), endpoints, rc.probe.interval)
+    kinds = len(rc.probe.kinds) if slo.sli in ONE_EVENT_PER_RUN else int("long_prompt" in rc.probe.kinds)
+    return ProbeVolume(kinds, endpoints, rc.probe.interval) if kinds else None
 
 
 def guard_finding(slo: SLO, alert: BurnAlert, volume: ProbeVolume) -> GuardFinding | None:

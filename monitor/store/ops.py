@@ -4,7 +4,8 @@ Each builder turns a domain object into an ``Op`` (a JSON-able dict with an ``op
 :func:`apply_op` writes one inside the caller's transaction. Every op is idempotent: rows are
 inserted keyed by their natural key, so applying an op twice leaves the same rows as once.
 
-Natural keys: probe result (endpoint, class, kind, started_at); scrape interval (endpoint, end);
+Natural keys: probe result (endpoint, class, kind, started_at), in fleet mode also (endpoint,
+class, kind, slot); scrape interval (endpoint, end), in fleet mode also (endpoint, slot);
 event slice (slo_id, endpoint, origin, end); evaluation (slo_id, window, evaluated_at); incident
 (fingerprint, starts_at); server span (trace_id, span_id). Rollups are only incremented by
 slices that were actually inserted.
@@ -21,6 +22,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from monitor.model import Endpoint, Model
+from monitor.probes.gaps import itl_histogram
 from monitor.probes.result import ProbeResult
 from monitor.scrape.signals import Signals
 from monitor.slo.evaluate import SLOEvaluation
@@ -49,9 +51,11 @@ def hour_end(t: float) -> float:
     return math.ceil(t / HOUR) * HOUR
 
 
-def probe_op(model: Model, result: ProbeResult) -> Op:
+def probe_op(model: Model, result: ProbeResult, slot: int | None = None) -> Op:
+    """``slot`` (fleet mode): the probe's slot identity; the pair's second write of it is dropped."""
     t, u = result.timings, result.usage
     row = {
+        "slot": slot,
         "endpoint": result.endpoint,
         "request_class": result.request_class,
         "kind": result.kind,
@@ -66,13 +70,14 @@ def probe_op(model: Model, result: ProbeResult) -> Op:
         "e2e": t.e2e,
         "server_queue": t.server_queue,
         "network": t.network,
+        "itl_histogram": itl_histogram(t.itl_samples) if t.itl_samples else None,
         "prompt_tokens": u.prompt_tokens,
         "completion_tokens": u.completion_tokens,
         "model": result.model,
         "finish_reason": result.finish_reason,
         "trace_id": result.trace_id,
         "detail": result.detail[:1000],
-        "extra": finite({"timings": asdict(t), "usage": asdict(u), "extra": dict(result.extra)}),
+        "extra": finite({"timings": t.stored(), "usage": asdict(u), "extra": dict(result.extra)}),
         "log": list(result.log),
     }
     return {
@@ -82,9 +87,10 @@ def probe_op(model: Model, result: ProbeResult) -> Op:
     }
 
 
-def signals_op(model: Model, endpoint: str, signals: Signals) -> Op:
+def signals_op(model: Model, endpoint: str, signals: Signals, slot: int | None = None) -> Op:
     tot = signals.total
     row = {
+        "slot": slot,
         "endpoint": endpoint,
         "start": signals.start,
         "end": signals.end,
@@ -181,17 +187,25 @@ def write_slices(session: Session, slices: Sequence[dict[str, Any]]) -> int:
     return len(new)
 
 
+def _insert_row(session: Session, table: Any, row: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """Insert one raw row; False when it was there already. A row with a fleet ``slot`` is also
+    dropped when its pair partner stored the same slot first (then its slices are not written)."""
+    slotted = row.get("slot") is not None
+    new = insert_ignore(session, table, [row], keys, any_conflict=slotted)
+    return bool(new) or not slotted
+
+
 def _apply_probe(session: Session, op: Op) -> None:
     EndpointRepo(session).ensure(op["row"]["endpoint"])
     keys = ("endpoint", "request_class", "kind", "started_at")
-    insert_ignore(session, ProbeResultRow.__table__, [op["row"]], keys)  # type: ignore[arg-type]
-    write_slices(session, op["slices"])
+    if _insert_row(session, ProbeResultRow.__table__, op["row"], keys):
+        write_slices(session, op["slices"])
 
 
 def _apply_scrape(session: Session, op: Op) -> None:
     EndpointRepo(session).ensure(op["row"]["endpoint"])
-    insert_ignore(session, ScrapeIntervalRow.__table__, [op["row"]], ("endpoint", "end"))  # type: ignore[arg-type]
-    write_slices(session, op["slices"])
+    if _insert_row(session, ScrapeIntervalRow.__table__, op["row"], ("endpoint", "end")):
+        write_slices(session, op["slices"])
 
 
 def _apply_slices(session: Session, op: Op) -> None:

@@ -13,7 +13,14 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from monitor.store.counts import PRUNED_KEY, pruned_before
-from monitor.store.tables import EventSliceRow, MetaRow, ProbeResultRow, ScrapeIntervalRow, ServerSpanRow
+from monitor.store.tables import (
+    EventSliceRow,
+    MetaRow,
+    ProbeClaimRow,
+    ProbeResultRow,
+    ScrapeIntervalRow,
+    ServerSpanRow,
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,7 @@ def prune(session: Session, now: float, retention: float) -> Pruned:
         delete(ServerSpanRow).where(ServerSpanRow.start_time < cutoff),
     ):
         counts.append(int(getattr(session.execute(stmt), "rowcount", 0)))
+    session.execute(delete(ProbeClaimRow).where(ProbeClaimRow.claimed_at < cutoff))  # fleet slot claims
     if cutoff > pruned_before(session):
         session.merge(MetaRow(key=PRUNED_KEY, value=cutoff))
     return Pruned(*counts)

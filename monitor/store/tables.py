@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Double, ForeignKey, Index, Integer, MetaData, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING = {
@@ -65,8 +76,14 @@ class ProbeResultRow(Base):
     """One probe run: the main numbers as columns, everything else as JSON."""
 
     __tablename__ = "probe_results"
-    __table_args__ = (UniqueConstraint("endpoint", "request_class", "kind", "started_at"),)
+    __table_args__ = (
+        UniqueConstraint("endpoint", "request_class", "kind", "started_at"),
+        # fleet mode: the slot identity, so an HA pair's two runs of one slot are one row
+        UniqueConstraint("endpoint", "request_class", "kind", "slot", name="uq_probe_results_slot"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: floor(scheduled round start / class interval) in fleet mode; NULL for a single replica
+    slot: Mapped[int | None] = mapped_column(BigInteger)
     endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"))
     request_class: Mapped[str] = mapped_column(String(100))
     kind: Mapped[str] = mapped_column(String(30))
@@ -81,6 +98,8 @@ class ProbeResultRow(Base):
     e2e: Mapped[float | None]
     server_queue: Mapped[float | None]
     network: Mapped[float | None]
+    #: per-token ITL samples as a sparse histogram on fixed edges (monitor.probes.gaps); NULL before 0004
+    itl_histogram: Mapped[dict[str, Any] | None]
     prompt_tokens: Mapped[int | None]
     completion_tokens: Mapped[int | None]
     model: Mapped[str | None] = mapped_column(String(200))
@@ -118,8 +137,13 @@ class ScrapeIntervalRow(Base):
     """One collector interval: rates and gauges as columns, histograms as JSON."""
 
     __tablename__ = "scrape_intervals"
-    __table_args__ = (UniqueConstraint("endpoint", "end"),)
+    __table_args__ = (
+        UniqueConstraint("endpoint", "end"),
+        UniqueConstraint("endpoint", "slot", name="uq_scrape_intervals_slot"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: floor(scrape time / scrape interval) in fleet mode; NULL for a single replica
+    slot: Mapped[int | None] = mapped_column(BigInteger)
     endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"))
     start: Mapped[float | None]
     end: Mapped[float] = mapped_column(index=True)
@@ -223,3 +247,34 @@ class MetaRow(Base):
     __tablename__ = "store_meta"
     key: Mapped[str] = mapped_column(String(50), primary_key=True)
     value: Mapped[float]
+
+
+class ProbeClaimRow(Base):
+    """Fleet mode: which replica of an HA pair runs a probe slot (the first to insert the row)."""
+
+    __tablename__ = "probe_claims"
+    endpoint: Mapped[str] = mapped_column(String(100), primary_key=True)
+    request_class: Mapped[str] = mapped_column(String(100), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(30), primary_key=True)
+    slot: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    replica: Mapped[str] = mapped_column(String(100))
+    claimed_at: Mapped[float] = mapped_column(index=True)
+
+
+class ReplayRunRow(Base):
+    """One replay benchmark run (``m3mon replay``): load, profile digest, fingerprint, results."""
+
+    __tablename__ = "replay_runs"
+    __table_args__ = (UniqueConstraint("endpoint", "request_class", "started_at"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(100))
+    request_class: Mapped[str] = mapped_column(String(100), index=True)
+    started_at: Mapped[float]
+    duration: Mapped[float]
+    load_kind: Mapped[str] = mapped_column(String(12))  # "rate" or "concurrency"
+    load_value: Mapped[float | None]  # requests/s or workers; NULL: the profile's own rate
+    profile_digest: Mapped[str] = mapped_column(String(64))
+    fingerprint_digest: Mapped[str | None] = mapped_column(String(64))
+    fingerprint: Mapped[dict[str, Any]]
+    meets_slos: Mapped[bool | None] = mapped_column(Boolean)
+    summary: Mapped[dict[str, Any]]

@@ -27,13 +27,23 @@ def _insert(session: Session, table: Table) -> Any:
 
 
 def insert_ignore(
-    session: Session, table: Table, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]
+    session: Session,
+    table: Table,
+    rows: Sequence[Mapping[str, Any]],
+    keys: Sequence[str],
+    *,
+    any_conflict: bool = False,
 ) -> list[Mapping[str, Any]]:
-    """Insert rows whose natural ``keys`` are new; returns the rows actually inserted."""
+    """Insert rows whose natural ``keys`` are new; returns the rows actually inserted.
+
+    ``any_conflict``: skip a row that conflicts with any unique constraint (``ON CONFLICT DO
+    NOTHING`` without a target), e.g. a fleet slot identity besides the natural key.
+    """
     inserted: list[Mapping[str, Any]] = []
+    target = None if any_conflict else list(keys)
     for i in range(0, len(rows), CHUNK):
         chunk = list(rows[i : i + CHUNK])
-        stmt = _insert(session, table).values(chunk).on_conflict_do_nothing(index_elements=list(keys))
+        stmt = _insert(session, table).values(chunk).on_conflict_do_nothing(index_elements=target)
         stmt = stmt.returning(*(table.c[k] for k in keys))
         new = {tuple(r) for r in session.execute(stmt)}
         inserted.extend(r for r in chunk if tuple(r[k] for k in keys) in new)

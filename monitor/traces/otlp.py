@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans
 
-from monitor.traces.span import SERVER_SPAN_NAME, SERVICE_NAME, OtlpError, ServerSpan, server_span
+from monitor.traces.span import SERVICE_NAME, OtlpError, ServerSpan, is_request_span, server_span
 from monitor.traces.validate import validated
 
 #: Request bodies (after gunzip) above this size are refused; an SDK batch of 512 spans is ~0.5 MB.
@@ -123,21 +123,22 @@ def _resource_spans(rs: ResourceSpans, where: str) -> Iterator[ServerSpan | None
     service_name = service if isinstance(service, str) else None
     for i, scope in enumerate(rs.scope_spans):
         for j, span in enumerate(scope.spans):
-            if span.name != SERVER_SPAN_NAME:
+            attrs = attributes(span.attributes)
+            if not is_request_span(span.name, attrs):
                 yield None
                 continue
             at = f"{where}.scope_spans[{i}].spans[{j}]"
             try:
                 times = span.start_time_unix_nano, span.end_time_unix_nano
-                decoded = server_span(span.trace_id, span.span_id, span.name, *times,
-                                      attributes(span.attributes), service_name)  # fmt: skip
+                decoded = server_span(span.trace_id, span.span_id, span.name, *times, attrs, service_name)
             except OtlpError as exc:
                 raise OtlpError(f"{at}: {exc}") from None
             yield validated(decoded, at)
 
 
 def spans(request: ExportTraceServiceRequest) -> Iterator[ServerSpan | None]:
-    """Each span of the request in order: a ServerSpan for ``llm_request``, None for any other.
+    """Each span of the request in order: a ServerSpan for ``llm_request`` and GenAI-convention
+    spans (:func:`~monitor.traces.span.is_request_span`), None for any other.
 
     OtlpError naming the span (``resource_spans[i].scope_spans[j].spans[k]``) and the field when an
     ``llm_request`` span has an invalid id or a value its ``server_spans`` column cannot hold.

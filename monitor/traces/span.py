@@ -1,5 +1,10 @@
 """The server's own view of one request: a vLLM ``llm_request`` span, reduced to what we use.
 
+Spans from other sources that follow the OpenTelemetry GenAI conventions (v1.37: a
+``gen_ai.operation.name`` attribute; SGLang, an agent gateway) are kept too: their
+``gen_ai.usage.input_tokens`` / ``output_tokens`` are the token counts, ``gen_ai.response.id`` the
+request id and their duration the e2e; the ``gen_ai.latency.*`` parts stay empty unless sent.
+
 vLLM (``--otlp-traces-endpoint``) exports one SERVER span per finished request, parented on the
 client's W3C ``traceparent``; its ``gen_ai.latency.*`` attributes are seconds, its
 ``gen_ai.usage.*`` attributes token counts. A :class:`ServerSpan` keeps those numbers with the
@@ -30,6 +35,21 @@ PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
 COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
 REQUEST_ID: Final = "gen_ai.request.id"
 SERVICE_NAME: Final = "service.name"
+#: GenAI semantic-convention attributes (v1.37) of spans from other sources (SGLang, gateways).
+GENAI_OPERATION: Final = "gen_ai.operation.name"
+INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+RESPONSE_ID: Final = "gen_ai.response.id"
+#: Attribute of the monitor's own probe spans, which are never a server's view.
+PROBE_MARK: Final = "m3mon.probe.kind"
+
+
+def is_request_span(name: str, attributes: Mapping[str, object]) -> bool:
+    """vLLM's ``llm_request`` span, or any span following the GenAI conventions (it names its
+    ``gen_ai.operation.name``) that is not one of the monitor's own probe spans."""
+    if PROBE_MARK in attributes:
+        return False
+    return name == SERVER_SPAN_NAME or isinstance(attributes.get(GENAI_OPERATION), str)
 
 
 class OtlpError(M3MonError):
@@ -104,16 +124,18 @@ def server_span(
     service_name: str | None,
 ) -> ServerSpan:
     """Build a span from decoded OTLP fields; ids must be valid, attributes of the wrong type are None."""
-    request_id = attributes.get(REQUEST_ID)
+    request_id = attributes.get(REQUEST_ID, attributes.get(RESPONSE_ID))
     latencies = {field: _number(attributes.get(attr)) for field, attr in LATENCY_ATTRIBUTES.items()}
+    if name != SERVER_SPAN_NAME and latencies["e2e"] is None and end_ns >= start_ns:
+        latencies["e2e"] = (end_ns - start_ns) / 1e9  # a GenAI-convention span: its duration
     return ServerSpan(
         trace_id=_hex_id(trace_id, 16, "trace_id"),
         span_id=_hex_id(span_id, 8, "span_id"),
         name=name,
         start=start_ns / 1e9,
         end=end_ns / 1e9,
-        prompt_tokens=_count(attributes.get(PROMPT_TOKENS)),
-        completion_tokens=_count(attributes.get(COMPLETION_TOKENS)),
+        prompt_tokens=_count(attributes.get(PROMPT_TOKENS, attributes.get(INPUT_TOKENS))),
+        completion_tokens=_count(attributes.get(COMPLETION_TOKENS, attributes.get(OUTPUT_TOKENS))),
         request_id=request_id if isinstance(request_id, str) else None,
         service_name=service_name,
         **latencies,

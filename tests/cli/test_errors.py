@@ -105,6 +105,7 @@ def store_commands(cfg: str, out: Path) -> list[list[str]]:
         ["db", "current", "-c", cfg],
         ["slo", "status", "-c", cfg],
         ["slo", "evaluate", "-c", cfg],
+        ["budget", "gate", "-c", cfg, "--class", "interactive-32k"],
         ["report", "-c", cfg, "-o", str(out / "report")],
         ["run", "-c", cfg, "--duration", "2"],
         ["run", "-c", cfg, "--upgrade", "--duration", "2"],
@@ -112,7 +113,7 @@ def store_commands(cfg: str, out: Path) -> list[list[str]]:
 
 
 def command_name(argv: list[str]) -> str:
-    return " ".join(["m3mon", *argv[: 2 if argv[0] in ("db", "slo") else 1]])
+    return " ".join(["m3mon", *argv[: 2 if argv[0] in ("db", "slo", "budget") else 1]])
 
 
 def assert_secret_free(result: Result, secrets: tuple[str, ...]) -> None:
@@ -167,7 +168,17 @@ def other_commands(
          "m3mon slo status: --at: expected an ISO 8601 time or Unix seconds, got 'yesterday'"),
         (["report", "-c", cfg, "--week", "2026-W99", "-o", str(out / "r")], 2, re.compile(r"m3mon report: --week: .*")),
         (["db", "upgrade"], 2, re.compile(r"m3mon db upgrade: the following arguments are required: -c/--config .*")),
+        (["openslo", "export", "-c", cfg, "-o", str(out / "openslo")], 0, None),
+        (["budget", "gate", "-c", cfg, "--class", "nope"], 2,
+         re.compile(r"m3mon budget gate: --class: unknown request class 'nope'; known: interactive-32k, .*")),
         (["demo", "--config", str(out / "absent.yaml"), "--out", str(out / "demo")], 2, None),
+        (["profile", "-c", cfg, "--class", "interactive-32k"], 1, re.compile(r"m3mon profile: database unreachable: .*")),
+        (["replay", "-c", cfg, "--class", "interactive-32k", "--profile", str(out / "p.yaml"), "--duration", "soon"], 2,
+         re.compile(r"m3mon replay: --duration: .*")),
+        (["contract", "-c", cfg], 1, re.compile(r"m3mon contract: database unreachable: .*")),
+        (["compare", "-c", cfg, "--endpoint", "m3-interactive", "--before", "run:1", "--after", "run:2"], 1,
+         re.compile(r"m3mon compare: database unreachable: .*")),
+        (["fleet", "plan", "-c", cfg, "--shards", "0"], 2, re.compile(r"m3mon fleet( plan)?: --shards: .*")),
     ]  # fmt: skip
 
 

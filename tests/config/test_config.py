@@ -22,7 +22,7 @@ EXPECTED = {
     "bad_duration": ":7: endpoints[0].scrape_interval: expected a duration such as 15s, 5m or 30d, got 'soon'",
     "bad_exporter_listen": ":15: exporter.listen: expected HOST:PORT such as 127.0.0.1:9464, got 'everywhere'",
     "bad_period": ":13: request_classes[0].slos[0].period: expected 28d or 30d, got 7d",
-    "bad_sli": ":13: request_classes[0].slos[0].sli: expected 'availability', 'correctness', 'ttft', 'itl', 'tpot', 'e2e' or 'queue_time', got 'vibes'",
+    "bad_sli": ":13: request_classes[0].slos[0].sli: expected 'availability', 'correctness', 'ttft', 'itl', 'tpot', 'e2e', 'queue_time', 'stall', 'ttft_cold', 'ttft_warm' or 'goodput', got 'vibes'",
     "class_unserved": ":15: request_classes[1].name: class 'batch' is served by no endpoint",
     "correctness_from_server": ":13: request_classes[0].slos[0]: correctness can only come from probes (source: probes)",
     "duplicate_endpoint": ":8: endpoints[1].name: duplicate name 'pool-a'",

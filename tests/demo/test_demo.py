@@ -146,7 +146,7 @@ def test_the_html_and_pdf_pages_show_the_charts(demo: Demo, tmp_path: Path) -> N
     chromium = require_binary("chromium", "/usr/bin/chromium")
     pdftoppm = require_binary("pdftoppm", "/usr/bin/pdftoppm")
     html = demo.out / "report" / "report.html"
-    shot = preview.screenshot(chromium, html, tmp_path / "page.png", size="1280,9000", timeout=120)
+    shot = preview.screenshot(chromium, html, tmp_path / "page.png", size="1280,13000", timeout=120)
     # five classes' lines, the latency bars and the breakdowns (a report without charts has none)
     assert _chart_pixels(shot) > 60_000
     pages = preview.pdf_pages(pdftoppm, demo.out / "report" / "report.pdf", tmp_path / "pdf")

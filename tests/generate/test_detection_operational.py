@@ -359,6 +359,29 @@ def _preemptions(blip: bool) -> Scenario:
     return scenario
 
 
+def _routing_leak(m: Model) -> tuple[World, list[Check]]:
+    """m3-interactive (32K classes) restarted with a 65536 max-model-len: its prompt buckets reach
+    50000. 120 short prompts a minute, and from the start one 60000-token prompt a minute (only in
+    +Inf). m3-repo serves 60000-token prompts all along: under its 131072 ceiling, never a leak."""
+    w = World(STEP, 30 * MINUTE)
+    base = f'{VLLM_LABELS.format(ep="{ep}")},model_name="{cv.M3_MODEL_ID}"'
+    cases = ((IA, ("20000.0", "50000.0"), 120.0, lambda t: 1.0 if t > START else 0.0),
+             (REPO_EP, ("50000.0", "100000.0"), 0.0, lambda t: 60.0))  # fmt: skip
+    for ep, edges, short, leak in cases:
+        labels = base.replace("{ep}", ep)
+        for le in (*edges, "+Inf"):  # 60000 tokens: only in the 100000 and +Inf buckets
+            long_in = 1.0 if le == "+Inf" or float(le) >= 60000 else 0.0
+            w.rate_counter(f'{cv.VLLM_PROMPT_TOKENS_HIST}_bucket{{{labels},le="{le}"}}',
+                           lambda t, s=short, k=long_in, f=leak: s + k * f(t))  # fmt: skip
+        w.rate_counter(f"{cv.VLLM_PROMPT_TOKENS_HIST}_count{{{labels}}}", lambda t, s=short, f=leak: s + f(t))
+    return w, [
+        Check(
+            cv.ALERT_ROUTING_LEAK, {**ON_IA, "ceiling": "32768"}, START, _target("routing-leak"), 30 * MINUTE
+        ),
+        Check(cv.ALERT_ROUTING_LEAK, {"endpoint": REPO_EP}, 0, None, 30 * MINUTE),
+    ]
+
+
 def _block_size(m: Model) -> tuple[World, list[Check]]:
     w = World(STEP, 30 * MINUTE)
     info = f'{cv.VLLM_CACHE_CONFIG_INFO}{{{VLLM_LABELS.format(ep=IA)},engine="0",block_size="{{b}}"}}'
@@ -454,6 +477,7 @@ SCENARIOS: dict[str, Scenario] = {
     "spec-drop": SPEC,
     "spec-5m": SPEC,
     "block-size": _block_size,
+    "routing-leak": _routing_leak,
     "ttft-regression": _ttft,
     "ttft-3m": _ttft,
 }

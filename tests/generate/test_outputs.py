@@ -107,10 +107,14 @@ def test_alertmanager_routes_and_inhibits(generated: Path) -> None:
 
 def test_prometheus_config_labels_each_endpoint(generated: Path) -> None:
     prom = yaml.safe_load((generated / "deploy" / "prometheus.yml").read_text())
-    vllm = next(j for j in prom["scrape_configs"] if j["job_name"] == "vllm")
-    labels = {t["labels"]["endpoint"]: t["targets"][0] for t in vllm["static_configs"]}
+    vllm = [j for j in prom["scrape_configs"] if j["job_name"].startswith("vllm")]
+    labels = {t["labels"]["endpoint"]: t["targets"][0] for j in vllm for t in j["static_configs"]}
     assert labels == {
         "m3-interactive": "127.0.0.1:8000",
         "m3-repo": "127.0.0.1:8001",
         "m3-extended": "127.0.0.1:8002",
     }
+    # each endpoint at its own scrape_interval (examples/monitor.yaml: 15s, 15s, 30s), all as job="vllm"
+    every = {t["labels"]["endpoint"]: j["scrape_interval"] for j in vllm for t in j["static_configs"]}
+    assert every == {"m3-interactive": "15s", "m3-repo": "15s", "m3-extended": "30s"}
+    assert all({"target_label": "job", "replacement": "vllm"} in j["relabel_configs"] for j in vllm)

@@ -85,7 +85,7 @@ def _compose(generated: Path, *args: str, file: str = "compose.yaml") -> subproc
     return _run(COMPOSE_BIN, "-f", file, *args, "config", "-q", cwd=generated, env=env)
 
 
-@pytest.mark.parametrize("profiles", [(), ("sim",), ("gpu",)])
+@pytest.mark.parametrize("profiles", [(), ("sim",), ("gpu",), ("sim", "fleet")])
 def test_compose_config_is_valid(generated: Path, profiles: tuple[str, ...]) -> None:
     args = [a for p in profiles for a in ("--profile", p)]
     proc = _compose(generated, *args)

@@ -79,7 +79,7 @@ class Week:
 
 
 def _probe(cls: str, kind: str, at: float, reason: str | None = None, detail: str = "") -> ProbeResult:
-    timings = Timings(ttft=0.4, itl_mean=0.02, e2e=3.0, server_queue=0.05, server_prefill=0.3, server_decode=2.5,
+    timings = Timings(ttft=0.4, itl_mean=0.02, itl_samples=(0.02,) * 8, e2e=3.0, server_queue=0.05, server_prefill=0.3, server_decode=2.5,
                       network=0.05, tool_turnaround=(0.2, 0.3) if kind == "agent_session" else ())  # fmt: skip
     if reason is not None:
         timings = Timings()

@@ -231,5 +231,5 @@ def test_the_compose_entrypoint_gives_vllm_its_otlp_header(monitor: Monitor, tmp
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert env["OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"] == str(monitor.verify)
-    wait_until(lambda: monitor.count("server_spans") >= 2, 10, "the span stored")
+    wait_until(lambda: monitor.count("server_spans") >= 2, 30, "the span stored")
     assert json.dumps(vllm).count(PASSWORD) == 0

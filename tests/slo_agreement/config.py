@@ -13,15 +13,15 @@ from typing import Any
 
 import yaml
 
-from tests.slo_agreement.streams import Scenario
+from tests.slo_agreement.streams import Scenario, SLODef
 
 MODEL_ID = "MiniMaxAI/MiniMax-M3"
 JOB_VLLM, JOB_MONITOR = "vllm", "m3mon"  # the configuration's defaults, which the rules select on
 EXPORTER = "127.0.0.1:9464"
 
 
-def _slo(scn: Scenario) -> dict[str, Any]:
-    s = scn.slo
+def _slo(scn: Scenario, s: SLODef | None = None) -> dict[str, Any]:
+    s = s if s is not None else scn.slo
     out: dict[str, Any] = {
         "name": s.sli.replace("_", "-"),
         "sli": s.sli,
@@ -60,7 +60,7 @@ def _parts(scn: Scenario) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         "max_context_tokens": 32768,
         "probes": list(scn.kinds),
         "probe": {"interval": scn.probe_interval, "timeout": scn.probe_timeout, "jitter": 0.001},
-        "slos": [_slo(scn)],
+        "slos": [_slo(scn), *(_slo(scn, limit) for limit in scn.limits)],
     }
     return endpoints, klass
 

@@ -24,13 +24,14 @@ from tests.slo_agreement.results import (
     Reading,
     WindowReading,
 )
-from tests.slo_agreement.streams import CRASH, VLLM_HISTOGRAMS, ProbeRun, Scenario, ServerMinute
+from tests.slo_agreement.streams import CRASH, VLLM_HISTOGRAMS, ProbeRun, Scenario, ServerMinute, SLODef
 
 # --- §1 events ----------------------------------------------------------------------------------
 UNANSWERED = frozenset({"connect_error", "timeout", "http_status", "stream_broken", "context_rejected"})
 WRONG_ANSWER = frozenset({"empty_output", "truncated", "degenerate_output", "wrong_model", "missing_usage",
                           "malformed_tool_call", "parser_leak", "wrong_answer"})  # fmt: skip
 MONITOR_ERROR = "monitor_error"
+GOODPUT_LIMITED = frozenset({"ttft", "tpot", "itl", "e2e", "queue_time", "stall"})  # §1 goodput
 # --- §2 windows ---------------------------------------------------------------------------------
 MINUTE = 60
 WINDOWS = (("5m", 300), ("30m", 1800), ("1h", 3600), ("2h", 7200), ("6h", 21600), ("1d", 86400),
@@ -62,11 +63,41 @@ def itl_gaps(run: ProbeRun) -> list[float]:
     return [gap / k for gap, k in run.chunks for _ in range(k)]
 
 
+def longest_gap(run: ProbeRun) -> float | None:
+    """The stall value: the longest gap between two token chunks, undivided."""
+    return max((gap for gap, _ in run.chunks), default=None)
+
+
+def mean_itl(run: ProbeRun) -> float | None:
+    gaps = itl_gaps(run)
+    return sum(gaps) / len(gaps) if gaps else None
+
+
+def _probe_value(run: ProbeRun, sli: str) -> float | None:
+    return {"ttft": run.ttft, "tpot": run.tpot, "e2e": run.duration, "queue_time": run.queue,
+            "stall": longest_gap(run), "ttft_cold": run.cold, "ttft_warm": run.warm,
+            "itl": mean_itl(run)}[sli]  # fmt: skip
+
+
 def _probe_values(run: ProbeRun, sli: str) -> list[float]:
     if sli == "itl":
         return itl_gaps(run)
-    value = {"ttft": run.ttft, "tpot": run.tpot, "e2e": run.duration, "queue_time": run.queue}[sli]
+    value = _probe_value(run, sli)
     return [] if value is None else [value]
+
+
+def goodput_event(run: ProbeRun, limits: Iterable[SLODef]) -> Event | None:
+    """§1 goodput: every run but monitor_error; good = succeeded and within every limit it has."""
+    cat = category(run)
+    if cat == MONITOR_ERROR:
+        return None
+    tightest: dict[str, float] = {}
+    for slo in limits:
+        if slo.threshold is not None and slo.sli in GOODPUT_LIMITED:
+            tightest[slo.sli] = min(tightest.get(slo.sli, slo.threshold), slo.threshold)
+    values = {sli: _probe_value(run, sli) for sli in tightest}
+    over = any(v is not None and v > tightest[sli] for sli, v in values.items())
+    return Event(run.end, 1, 1 if cat is not None or over else 0)
 
 
 def probe_event(run: ProbeRun, sli: str, threshold: float | None) -> Event | None:
@@ -111,7 +142,9 @@ def server_event(scn: Scenario, step: ServerMinute) -> Event | None:
 
 def events(scn: Scenario) -> list[Event]:
     slo = scn.slo
-    if slo.source == "probes":
+    if slo.sli == "goodput":
+        found = [goodput_event(r, scn.limits) for r in scn.probes]
+    elif slo.source == "probes":
         found = [probe_event(r, slo.sli, slo.threshold) for r in scn.probes]
     else:
         up = {p.name: p for p in scn.pools}

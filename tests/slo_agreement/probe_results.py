@@ -19,7 +19,7 @@ from monitor.model import Model
 from monitor.probes.result import ProbeResult, Timings, Usage
 from monitor.probes.runner import plan_round, run_probe
 from monitor.probes.target import ProbeSpec, Target
-from monitor.probes.timing import itl_samples
+from monitor.probes.timing import chunk_gaps, itl_samples
 from monitor.probes.transcript import TokenChunk, Transcript
 from tests.slo_agreement.config import MODEL_ID
 from tests.slo_agreement.oracle import UNANSWERED
@@ -29,23 +29,30 @@ Results = list[tuple[float, ProbeResult]]  # (completion, seconds after the star
 HAS_FINISHED_AT = "finished_at" in {f.name for f in dataclasses.fields(ProbeResult)}
 
 
-def _samples(run: ProbeRun) -> tuple[float, ...]:
+def _transcript(run: ProbeRun) -> Transcript:
     assert run.ttft is not None
     at, chunks = run.ttft, [TokenChunk(run.ttft, "answer", 1)]
     for gap, k in run.chunks:
         at += gap
         chunks.append(TokenChunk(at, "answer", k))
-    return itl_samples(Transcript(chunks=chunks))
+    return Transcript(chunks=chunks)
 
 
 def _timings(run: ProbeRun) -> Timings:
     if run.category in UNANSWERED:
         # What the runner / prober knows of an unanswered run; a broken stream may have had a token.
         return Timings(ttft=run.ttft if run.category == "stream_broken" else None, e2e=run.duration)
-    samples = _samples(run) if run.chunks else ()
+    transcript = _transcript(run) if run.chunks else Transcript()
+    samples, gaps = itl_samples(transcript), chunk_gaps(transcript, 0.0)
     mean = sum(samples) / len(samples) if samples else None
     return Timings(ttft=run.ttft, ttft_answer=run.ttft, itl_samples=samples, itl_mean=mean, tpot=run.tpot,
-                   e2e=run.duration, server_queue=run.queue)  # fmt: skip
+                   e2e=run.duration, server_queue=run.queue, chunk_gaps=gaps)  # fmt: skip
+
+
+def _extra(run: ProbeRun) -> dict[str, float]:
+    """The long-prompt probe's cold and warm TTFT, as the prober reports them."""
+    pairs = (("cold_ttft", run.cold), ("warm_ttft", run.warm))
+    return {k: v for k, v in pairs if v is not None and run.category not in UNANSWERED}
 
 
 def _placed(result: ProbeResult, t0: float, run: ProbeRun) -> ProbeResult:
@@ -84,6 +91,7 @@ def probe_result(model: Model, scn: Scenario, run: ProbeRun, t0: float) -> Probe
         finish_reason="stop" if answered else None,
         status_code=200 if answered else None,
         detail="" if run.category is None else f"scenario: {run.category}",
+        extra=_extra(run),
     )
     return _placed(result, t0, run)
 

@@ -71,7 +71,7 @@ def ratio_query(scn: Scenario) -> str:
 
 
 def alerts_query(scn: Scenario) -> str:
-    return f'ALERTS{{alertstate="firing",class="{scn.name}"}}'
+    return f'ALERTS{{alertstate="firing",{_ids(scn)}}}'
 
 
 def test_file(scn: Scenario, rules_file: str, tl: Timeline) -> dict[str, Any]:

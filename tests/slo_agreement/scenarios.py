@@ -15,6 +15,7 @@ budget, below the page factors 6 and 14.4).
 from __future__ import annotations
 
 from tests.slo_agreement.results import BURN_PAGE, BURN_TICKET
+from tests.slo_agreement.scenarios_llm import LLM_SCENARIOS
 from tests.slo_agreement.scenarios_probes import PROBE_SCENARIOS
 from tests.slo_agreement.scenarios_server import SERVER_SCENARIOS
 from tests.slo_agreement.streams import Detection, Scenario, SLODef, requests, traffic
@@ -41,6 +42,6 @@ DETECTION_SCENARIOS = (
     _detection("detect-half-pct", 5, 60, Detection(BURN_TICKET, 60, 900, never=(BURN_PAGE,)), 180),
 )
 
-SCENARIOS: tuple[Scenario, ...] = (*PROBE_SCENARIOS, *SERVER_SCENARIOS, *DETECTION_SCENARIOS)
+SCENARIOS: tuple[Scenario, ...] = (*PROBE_SCENARIOS, *LLM_SCENARIOS, *SERVER_SCENARIOS, *DETECTION_SCENARIOS)
 BY_NAME = {s.name: s for s in SCENARIOS}
 assert len(BY_NAME) == len(SCENARIOS), "scenario names must be unique"

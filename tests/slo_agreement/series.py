@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from monitor.model import Model
 from monitor.probes.metrics import ProbeMetrics
+from monitor.slo.probe_goodput import judge
 from tests.slo_agreement.config import EXPORTER, JOB_MONITOR, JOB_VLLM, instance
 from tests.slo_agreement.exposition import Labels, Pages, Sample, parse
 from tests.slo_agreement.probe_results import Results
@@ -30,7 +31,7 @@ Timeline = dict[tuple[str, Labels], list[Value]]
 def _monitor_pages(model: Model, results: Results, minutes: int, wanted: set[str]) -> list[list[Sample]]:
     """The exporter's page at every minute, restricted to ``wanted`` names as ``/metrics?name[]=`` is."""
     registry = CollectorRegistry()
-    metrics = ProbeMetrics.for_model(registry, model)
+    metrics = ProbeMetrics.for_model(registry, model, judge(model))
     view = registry.restricted_registry(wanted)
     i, pages = 0, []
     last: list[Sample] | None = None

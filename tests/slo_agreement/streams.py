@@ -61,6 +61,8 @@ class ProbeRun:
     tpot: float | None = None
     queue: float | None = None
     chunks: tuple[tuple[float, int], ...] = ()
+    cold: float | None = None  # long-prompt probes: TTFT of the cold (new prefix) request
+    warm: float | None = None  # and of the warm one (the same prompt again)
 
     @property
     def end(self) -> float:
@@ -125,6 +127,7 @@ class Scenario:
     db_outage: tuple[int, int] | None = None
     detection: Detection | None = None
     finding: str = ""
+    limits: tuple[SLODef, ...] = ()  # more latency SLOs of the class, not compared: goodput's limits
     extra_checks: tuple[int, ...] = field(default=())
 
     @property

@@ -7,6 +7,7 @@ from typing import Any
 from monitor import conventions as cv
 from monitor.generate.dashboards.common import RATE, dashboard, probe_sel, vllm_sel
 from monitor.generate.dashboards.panels import Layout, Query, stat, timeseries
+from monitor.generate.dashboards.slo_llm import add_llm_row
 from monitor.model import Model
 
 FLEET_UID = "m3mon-fleet"
@@ -146,6 +147,17 @@ def build_slo(model: Model, banner: str) -> dict[str, Any]:
             "Burn rate (monitor)", [Query(f"{cv.SLO_BURN_RATE}{_CLS}", "{{class}} {{slo}} {{window}}")]
         )
     )
+    lay.add(
+        timeseries(
+            "Time to budget exhaustion at the 1h / 1d burn",
+            [
+                Query(f"{cv.SLO_EXHAUSTION_RECORD}{_CLS}", "{{class}} {{slo}} {{window}} (rules)"),
+                Query(f"{cv.SLO_TIME_TO_EXHAUSTION}{_CLS}", "{{class}} {{slo}} {{window}} (monitor)"),
+            ],
+            unit="s",
+        )
+    )
+    add_llm_row(model, lay)
     lay.row("Burn rates by window (rules)")
     for short, long in (("5m", "1h"), ("30m", "6h"), ("2h", "1d"), ("6h", "3d")):
         lay.add(timeseries(f"Burn rate {short} / {long}", [_burn(short), _burn(long)]), w=6)

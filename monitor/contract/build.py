@@ -1,0 +1,168 @@
+"""The operating contract per class, from the config and the stored evidence.
+
+For each request class (the M3 guide's "production acceptance test"):
+
+* **Context ceiling**: the class's ``max_context_tokens``, the pool's max-model-len, and the share
+  of observed traffic (prompt + output) it covers (:mod:`monitor.contract.ceiling`).
+* **Warm capacity**: the highest replay load (arrival rate, or concurrency) of a stored run on the
+  pool's current deployment at which every latency and availability SLO of the class held, and
+  the lowest load at which one failed (the headroom bracket). Runs on other fingerprints are not
+  evidence for this deployment.
+* **Precision and kernel path**: checkpoint, KV-cache dtype, tensor/expert parallel sizes, image,
+  vLLM version, speculative decoding, block size — from the stored deployment fingerprint.
+* **Percentiles to hold**: each latency SLO as "P95 TTFT ≤ 2.5 s", each availability SLO.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from monitor.contract.ceiling import CeilingUse, from_marginals, from_requests
+from monitor.model import SLO, Model, RequestClass
+from monitor.replay.learn import histogram_lengths, observe
+from monitor.store.replays import StoredRun, runs
+from monitor.store.repos import DeploymentRepo
+
+#: Fingerprint fields shown as the precision and kernel path, in order, with their labels.
+PATH_FIELDS = (
+    ("checkpoint", "checkpoint"),
+    ("kv_cache_dtype", "KV-cache dtype"),
+    ("tensor_parallel_size", "tensor parallel"),
+    ("expert_parallel_size", "expert parallel"),
+    ("spec_decoding", "speculative decoding"),
+    ("block_size", "block size"),
+    ("vllm_version", "vLLM"),
+    ("image_digest", "image"),
+)
+LOOKBACK = 7 * 86400.0
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Warm capacity of one class on one deployment, per load kind."""
+
+    load_kind: str | None  # "rate" or "concurrency"; None without replay evidence
+    holds_at: float | None  # highest load at which every SLO held
+    fails_at: float | None  # lowest load above it at which one failed
+    runs: int
+
+
+@dataclass(frozen=True)
+class ClassContract:
+    name: str
+    endpoint: str
+    ceiling: CeilingUse
+    capacity: Capacity
+    path: dict[str, Any]
+    fingerprint_digest: str | None
+    objectives: tuple[str, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    evidence_fingerprint: dict[str, Any] | None = None  # as stored with the latest replay run
+
+
+def objective_text(slo: SLO) -> str:
+    """``P95 TTFT ≤ 2.5 s`` for a latency SLO, ``availability ≥ 99.9 %`` otherwise."""
+    pct = f"{slo.objective * 100:g}"
+    if slo.threshold is not None:
+        return f"P{pct} {slo.sli.upper().replace('_', ' ')} ≤ {slo.threshold:g} s ({slo.name}, {slo.source})"
+    return f"{slo.sli} ≥ {pct} % ({slo.name}, {slo.source})"
+
+
+def capacity_of(evidence: list[StoredRun]) -> Capacity:
+    """Highest holding load and lowest failing load above it, of the most common load kind; at a
+    load replayed more than once the latest run's verdict counts (evidence is oldest first)."""
+    judged = [r for r in evidence if r.meets_slos is not None and r.load_value is not None]
+    if not judged:
+        return Capacity(None, None, None, len(evidence))
+    kinds = [r.load_kind for r in judged]
+    kind = max(set(kinds), key=kinds.count)
+    latest = {r.load_value: bool(r.meets_slos) for r in judged if r.load_kind == kind}
+    held = [load for load, ok in latest.items() if ok and load is not None]
+    best = max(held) if held else None
+    failed = [
+        load for load, ok in latest.items() if not ok and load is not None and (best is None or load > best)
+    ]
+    return Capacity(kind, best, min(failed) if failed else None, len(evidence))
+
+
+def _from_histograms(hists: dict[str, Any], ceiling: int, max_len: int | None) -> CeilingUse | None:
+    p = histogram_lengths(hists["prompt_tokens"], max_len)
+    o = histogram_lengths(hists["generation_tokens"], max_len)
+    if p is None or o is None:
+        return None
+    qs = {50: 0.5, 95: 0.95, 99: 0.99, 100: 1.0}
+    h = hists["prompt_tokens"]
+    edges = [(float(e), c) for e, c in zip(h["edges"], h["counts"], strict=True) if e != "+Inf"]
+    fit = [(e, c) for e, c in edges if e <= ceiling]
+    coverage = fit[-1][1] / h["counts"][-1] if fit else None
+    bound = not fit or fit[-1][0] != ceiling
+    return from_marginals(
+        {k: float(p.at(v)) for k, v in qs.items()},
+        {k: float(o.at(v)) for k, v in qs.items()},
+        coverage,
+        ceiling,
+        max_len,
+        int(h["counts"][-1]),
+        bound,
+    )
+
+
+def _ceiling(session: Session, model: Model, rc: RequestClass, max_len: int | None, end: float) -> CeilingUse:
+    obs = observe(session, model, rc.name, end - LOOKBACK, end)
+    if "prompt_tokens" in obs.histograms and "generation_tokens" in obs.histograms:
+        use = _from_histograms(obs.histograms, rc.max_context_tokens, max_len)
+        if use is not None:
+            return use
+    return from_requests(obs.totals, rc.max_context_tokens, max_len, "probe runs (prompt + output tokens)")
+
+
+def class_contract(session: Session, model: Model, rc: RequestClass, end: float) -> ClassContract:
+    endpoint = model.endpoints_for(rc.name)[0]
+    dep = DeploymentRepo(session).current(endpoint.name)
+    evidence = runs(session, rc.name, endpoint.name)
+    digest = evidence[-1].fingerprint_digest if evidence else None
+    path: dict[str, Any] = dict(evidence[-1].fingerprint) if evidence else {}
+    if dep is not None:
+        for key in (
+            "checkpoint",
+            "kv_cache_dtype",
+            "tensor_parallel_size",
+            "expert_parallel_size",
+            "block_size",
+            "vllm_version",
+            "image_digest",
+            "max_model_len",
+        ):
+            path[key] = getattr(dep, key)
+    for key, value in (
+        ("checkpoint", endpoint.deployment.checkpoint),
+        ("image_digest", endpoint.deployment.image_digest),
+        ("tensor_parallel_size", endpoint.deployment.tensor_parallel_size),
+        ("expert_parallel_size", endpoint.deployment.expert_parallel_size),
+    ):
+        if path.get(key) is None:
+            path[key] = value
+    max_len = path.get("max_model_len") or endpoint.deployment.max_model_len
+    current = [r for r in evidence if digest is None or r.fingerprint_digest == digest]
+    notes = []
+    if len(current) < len(evidence):
+        notes.append(f"{len(evidence) - len(current)} replay run(s) on other deployments not counted")
+    return ClassContract(
+        rc.name,
+        endpoint.name,
+        _ceiling(session, model, rc, max_len, end),
+        capacity_of(current),
+        path,
+        digest,
+        tuple(objective_text(s) for s in rc.slos),
+        tuple(notes),
+        dict(evidence[-1].fingerprint) if evidence else None,
+    )
+
+
+def build_contract(session: Session, model: Model, end: float) -> list[ClassContract]:
+    """The contract of every class that has an endpoint."""
+    return [class_contract(session, model, rc, end) for rc in model.classes if model.endpoints_for(rc.name)]

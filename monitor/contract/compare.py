@@ -1,0 +1,167 @@
+"""``m3mon compare``: two deployments, or two replay runs, of one endpoint side by side.
+
+A reference is ``run:ID`` (a stored replay run; a bare number means the same) or
+``deployment:DIGEST`` (a prefix of a stored deployment fingerprint of the endpoint; ``deployment:``
+alone is the current one, ``deployment:-1`` the one before it). What is compared:
+
+* **What changed**: every fingerprint field that differs; for runs also the profile digest and
+  the load. More than one changed dimension gets a warning: the guide's "change one dimension at
+  a time" — a difference cannot be attributed to either.
+* **Replay runs**: every P50/P95/P99 of TTFT, TPOT and e2e with its bootstrap 95 % interval of the
+  difference (:mod:`monitor.contract.stats`); ITL percentiles shown without a test (per-token
+  samples are not stored); throughput and goodput.
+* **Deployments**: each SLO's attainment over the endpoint's events during each deployment's
+  lifetime, with the two-proportion z-test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from monitor.contract.check import changed_fields
+from monitor.contract.stats import Difference, bootstrap_percentiles, two_proportions
+from monitor.errors import UsageError
+from monitor.model import Model
+from monitor.store.replays import StoredRun, run_by_id
+from monitor.store.tables import DeploymentRow, EventSliceRow
+
+TESTED = ("ttft", "tpot", "e2e")
+QS = (50.0, 95.0, 99.0)
+
+
+@dataclass
+class Comparison:
+    kind: str  # "runs" or "deployments"
+    before: str
+    after: str
+    changed: list[str]
+    rows: list[tuple[str, Difference]] = field(default_factory=list)  # (what, difference)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def warning(self) -> str | None:
+        if len(self.changed) > 1:
+            names = ", ".join(c.split(" ")[0] for c in self.changed)
+            return (
+                f"{len(self.changed)} dimensions changed at once ({names}): "
+                "a difference cannot be attributed to one of them; change one dimension at a time"
+            )
+        return None
+
+
+def _dims(fp: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fp.items() if k != "spec_decoding" or v is not None}
+
+
+def _run(session: Session, ref: str, endpoint: str) -> StoredRun:
+    text = ref.removeprefix("run:")
+    if not text.isdigit():
+        raise UsageError(f"expected run:ID or deployment:DIGEST, got {ref!r}")
+    run = run_by_id(session, int(text))
+    if run is None or run.endpoint != endpoint:
+        raise UsageError(f"{ref}: no stored replay run {text} of endpoint {endpoint!r}")
+    return run
+
+
+def compare_runs(session: Session, endpoint: str, before: str, after: str) -> Comparison:
+    b, a = _run(session, before, endpoint), _run(session, after, endpoint)
+    changed = changed_fields(_dims(b.fingerprint), _dims(a.fingerprint))
+    if b.profile_digest != a.profile_digest:
+        changed.append(f"profile {b.profile_digest[:12]}→{a.profile_digest[:12]}")
+    if (b.load_kind, b.load_value) != (a.load_kind, a.load_value):
+        changed.append(f"load {b.load_label}→{a.load_label}")
+    cmp = Comparison("runs", f"run {b.id}", f"run {a.id}", changed)
+    sb, sa = b.summary, a.summary
+    for metric in TESTED:
+        diffs = bootstrap_percentiles(sb["samples"].get(metric, []), sa["samples"].get(metric, []), QS)
+        cmp.rows += [(f"{metric} p{q:g} (s)", diffs[q]) for q in QS]
+    for q in QS:
+        pb, pa = sb["percentiles"]["itl"][f"p{q:g}"], sa["percentiles"]["itl"][f"p{q:g}"]
+        cmp.rows.append((f"itl p{q:g} (s)", Difference(pb, pa)))
+    for key in ("request_throughput", "output_throughput", "goodput_ratio"):
+        cmp.rows.append((key, Difference(sb.get(key), sa.get(key))))
+    if not changed and any(d.beyond_noise for _, d in cmp.rows):
+        cmp.notes.append(
+            "differences beyond noise with no recorded change: something outside the fingerprint, "
+            "profile and load changed (other traffic on the pool, hardware, a fault)"
+        )
+    return cmp
+
+
+def _deployment(session: Session, ref: str, endpoint: str) -> tuple[DeploymentRow, float]:
+    """The deployment row and the end of its lifetime (the next one's start, or its last_seen)."""
+    rows = list(
+        session.scalars(
+            select(DeploymentRow)
+            .where(DeploymentRow.endpoint == endpoint)
+            .order_by(DeploymentRow.first_seen, DeploymentRow.id)
+        )
+    )
+    if not rows:
+        raise UsageError(f"{ref}: endpoint {endpoint!r} has no stored deployment fingerprints")
+    key = ref.removeprefix("deployment:")
+    if key in ("", "0"):
+        idx = len(rows) - 1
+    elif key.lstrip("-").isdigit() and key.startswith("-"):
+        idx = len(rows) - 1 + int(key)
+    else:
+        found = [i for i, r in enumerate(rows) if r.fingerprint.startswith(key)]
+        idx = found[-1] if found else -(10**9)
+    if not 0 <= idx < len(rows):
+        raise UsageError(f"{ref}: no such deployment of {endpoint!r} ({len(rows)} stored)")
+    end = rows[idx + 1].first_seen if idx + 1 < len(rows) else rows[idx].last_seen
+    return rows[idx], end
+
+
+def _fp(row: DeploymentRow) -> dict[str, Any]:
+    skip = ("id", "endpoint", "fingerprint", "first_seen", "last_seen")
+    return {c.name: getattr(row, c.name) for c in DeploymentRow.__table__.columns if c.name not in skip}
+
+
+def _counts(session: Session, slo_id: str, endpoint: str, start: float, end: float) -> tuple[float, float]:
+    q = select(
+        func.coalesce(func.sum(EventSliceRow.good), 0.0), func.coalesce(func.sum(EventSliceRow.total), 0.0)
+    )
+    q = q.where(
+        EventSliceRow.slo_id == slo_id,
+        EventSliceRow.endpoint == endpoint,
+        EventSliceRow.end > start,
+        EventSliceRow.end <= end,
+    )
+    good, total = session.execute(q).one()
+    return float(good), float(total)
+
+
+def compare_deployments(session: Session, model: Model, endpoint: str, before: str, after: str) -> Comparison:
+    (b, b_end), (a, a_end) = _deployment(session, before, endpoint), _deployment(session, after, endpoint)
+    cmp = Comparison(
+        "deployments",
+        f"deployment {b.fingerprint[:12]}",
+        f"deployment {a.fingerprint[:12]}",
+        changed_fields(_fp(b), _fp(a)),
+    )
+    classes = next((e.classes for e in model.endpoints if e.name == endpoint), ())
+    for slo in (s for s in model.slos if s.request_class in classes):
+        gb, tb = _counts(session, slo.id, endpoint, b.first_seen, b_end)
+        ga, ta = _counts(session, slo.id, endpoint, a.first_seen, a_end)
+        cmp.rows.append(
+            (f"{slo.id} attainment (objective {slo.objective:.2%})", two_proportions(gb, tb, ga, ta))
+        )
+    cmp.notes.append("SLO events from raw slices still in the store (older ones may be pruned)")
+    return cmp
+
+
+def compare(session: Session, model: Model, endpoint: str, before: str, after: str) -> Comparison:
+    """Compare two references of the same kind (module docstring)."""
+    kinds = {r.split(":", 1)[0] if ":" in r else "run" for r in (before, after)}
+    if kinds == {"run"}:
+        return compare_runs(session, endpoint, before, after)
+    if kinds == {"deployment"}:
+        return compare_deployments(session, model, endpoint, before, after)
+    raise UsageError(
+        "--before and --after must both be runs (run:ID) or both deployments (deployment:DIGEST)"
+    )

@@ -1,0 +1,77 @@
+"""The operating contract as Markdown (CLI, weekly report's Markdown) and HTML (the report page)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from monitor.contract.build import PATH_FIELDS, Capacity, ClassContract
+
+
+def _tokens(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def capacity_text(c: Capacity) -> str:
+    if c.load_kind is None:
+        return f"not established ({c.runs} replay run(s) judged; run `m3mon replay` at rising loads)"
+    unit = " req/s" if c.load_kind == "rate" else " in flight"
+    held = "no tested load" if c.holds_at is None else f"{c.holds_at:g}{unit}"
+    fails = "" if c.fails_at is None else f"; an SLO failed at {c.fails_at:g}{unit}"
+    return f"SLOs hold up to {held} ({c.load_kind}, {c.runs} run(s){fails})"
+
+
+def ceiling_text(cc: ClassContract) -> str:
+    u = cc.ceiling
+    pool = "unknown" if u.max_model_len is None else f"{u.max_model_len:,}"
+    cover = "-" if u.coverage is None else f"{'at least ' if u.coverage_is_bound else ''}{u.coverage:.2%}"
+    return (
+        f"{u.ceiling:,} tokens (pool max-model-len {pool}); covers {cover} of observed requests; "
+        f"prompt+output P50 {_tokens(u.p50)}, P95 {_tokens(u.p95)}, P99 {_tokens(u.p99)}, "
+        f"max {_tokens(u.largest)} over {u.samples} samples from {u.source}"
+    )
+
+
+def path_text(cc: ClassContract) -> list[str]:
+    out = []
+    for key, label in PATH_FIELDS:
+        value = cc.path.get(key)
+        out.append(f"{label}: {'not recorded' if value is None else value}")
+    return out
+
+
+def markdown(contracts: Sequence[ClassContract], heading: str = "#") -> str:
+    lines = [f"{heading} Operating contract", ""]
+    if not contracts:
+        return "\n".join([*lines, "No request class has an endpoint."])
+    for cc in contracts:
+        lines += [f"{heading}# {cc.name} (on {cc.endpoint})", ""]
+        lines.append(f"* **Context ceiling**: {ceiling_text(cc)}")
+        lines += [f"  * advice: {a}" for a in cc.ceiling.advice]
+        lines.append(f"* **Warm capacity**: {capacity_text(cc.capacity)}")
+        lines.append(f"* **Precision and kernel path**: {'; '.join(path_text(cc))}")
+        fp = (cc.fingerprint_digest or "none")[:12]
+        lines.append(f"* **Percentiles to hold** (deployment fingerprint {fp}):")
+        lines += [f"  * {o}" for o in cc.objectives]
+        lines += [f"* note: {n}" for n in cc.notes]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def html_section(contracts: Sequence[ClassContract]) -> str:
+    """An HTML fragment (every value escaped) for the weekly report and ``m3mon contract --html``."""
+    e = html.escape
+    parts = ['<section class="contract"><h2>Operating contract</h2>']
+    for cc in contracts:
+        advice = "".join(f"<li>{e(a)}</li>" for a in cc.ceiling.advice)
+        objectives = "".join(f"<li>{e(o)}</li>" for o in cc.objectives)
+        parts.append(
+            f"<h3>{e(cc.name)} <small>on {e(cc.endpoint)}</small></h3><dl>"
+            f"<dt>Context ceiling</dt><dd>{e(ceiling_text(cc))}{f'<ul>{advice}</ul>' if advice else ''}</dd>"
+            f"<dt>Warm capacity</dt><dd>{e(capacity_text(cc.capacity))}</dd>"
+            f"<dt>Precision and kernel path</dt><dd>{e('; '.join(path_text(cc)))}</dd>"
+            f"<dt>Percentiles to hold</dt><dd><ul>{objectives}</ul></dd>"
+            "</dl>"
+        )
+    parts.append("</section>")
+    return "".join(parts)

@@ -1,0 +1,201 @@
+"""The requests of a replay: drawn from a profile, sent with the probes' streaming client.
+
+Each planned request has a prompt length, an output length and a kind (``text``, ``reasoning``,
+``tool`` — a real tool loop of ``tool_rounds`` tool calls and a final answer — or ``image``). A
+share ``prefix_reuse`` of every prompt is a prefix shared by all requests of the run, so the
+server's prefix cache sees the profile's reuse. Output lengths are forced the way
+``vllm bench serve`` forces them: ``max_tokens`` = the drawn length and ``ignore_eos``.
+
+Prompt text comes from :func:`prompt_text`, the one place that sizes prompts in tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from monitor.probes.agent_session import CITIES, _assistant_turn, next_step, session_timings, tool_result
+from monitor.probes.exchange import Exchange, chat_body, stream_chat
+from monitor.probes.image import PALETTE, image_message, square_png
+from monitor.probes.judge import Verdict, judge_answer
+from monitor.probes.result import Timings
+from monitor.probes.target import Target
+from monitor.probes.tokens import ESTIMATE, Calibration, filler
+from monitor.probes.tool_call import TOOLS, judge_tool_turn
+from monitor.replay.profile import TrafficProfile
+
+KINDS = ("text", "reasoning", "tool", "image")
+TOOL_INSTRUCTION = " Use the get_weather tool for Paris in celsius."
+
+
+def prompt_text(tokens: int, rng: random.Random, calibration: Calibration = ESTIMATE) -> str:
+    """Text of at most about ``tokens`` server tokens, chat template included: filler sentences
+    counted with the endpoint's tokenizer (:func:`monitor.probes.tokens.calibrate`, measured once
+    per run through ``POST /tokenize``)."""
+    return " ".join(filler(calibration.sentences(max(1, tokens)), rng))
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One request of a replay, before it is sent."""
+
+    index: int
+    offset: float  # seconds after the run's start (rate mode); 0 in concurrency mode
+    kind: str
+    prompt_tokens: int
+    output_tokens: int
+
+
+def plan_request(profile: TrafficProfile, rng: random.Random, index: int, offset: float) -> Planned:
+    """Draw one request's kind and lengths from ``profile``."""
+    u = rng.random()
+    kind = (
+        "tool"
+        if u < profile.tool_call_share
+        else ("image" if u < profile.tool_call_share + profile.image_share else "text")
+    )
+    if kind == "text" and rng.random() < profile.reasoning_share:
+        kind = "reasoning"
+    return Planned(index, offset, kind, profile.prompt_tokens.sample(rng), profile.output_tokens.sample(rng))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one replayed request did: verdict category, timings and token counts."""
+
+    planned: Planned
+    reason: str | None
+    detail: str
+    timings: Timings
+    prompt_tokens: int | None
+    output_tokens: int | None
+    sent_at: float  # monotonic, before the request was handed to the client
+    body_sent_at: float | None = None  # monotonic, first request's body written (TTFT counts from here)
+
+    @property
+    def first_token_at(self) -> float | None:
+        """Monotonic time the first token arrived (for timing checks against a server's truth)."""
+        ttft = self.timings.ttft
+        return None if ttft is None or self.body_sent_at is None else self.body_sent_at + ttft
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+def replay_verdict(ex: Exchange, model: str) -> Verdict:
+    """The probe judge's checks and categories, except that forced-length outputs (``ignore_eos``)
+    may end with ``length``, may be all reasoning, and may repeat themselves (the server's padding
+    is not a loop); usage must still be there."""
+    verdict = judge_answer(ex, model, allow_length=True)
+    t = ex.transcript
+    if verdict.reason == "truncated" and t.reasoning.strip() and t.finish_reason == "length":
+        verdict = Verdict("degenerate_output")  # the forced length went to reasoning: no answer needed
+    if verdict.reason != "degenerate_output":
+        return verdict
+    missing = [k for k in ("prompt_tokens", "completion_tokens") if ex.transcript.usage_int(k) is None]
+    return Verdict("missing_usage", f"usage lacks {', '.join(missing)}") if missing else Verdict()
+
+
+class Sender:
+    """Sends planned requests to one target with a shared prefix for the whole run."""
+
+    def __init__(
+        self,
+        target: Target,
+        profile: TrafficProfile,
+        timeout: float,
+        seed: int = 0,
+        calibration: Calibration = ESTIMATE,
+    ) -> None:
+        self.target, self.profile, self.timeout, self.calibration = target, profile, timeout, calibration
+        self.rng = random.Random(seed)
+        self.prefix_salt = uuid.uuid4().hex[:12]
+        self._prefixes: dict[int, str] = {}
+
+    def _messages(self, p: Planned) -> list[dict[str, Any]]:
+        cal = self.calibration
+        shared = int(p.prompt_tokens * self.profile.prefix_reuse)
+        if shared and shared not in self._prefixes:
+            sentences = max(1, round(shared / cal.per_sentence))
+            self._prefixes[shared] = f"Context {self.prefix_salt}. " + " ".join(
+                filler(sentences, random.Random(shared))
+            )
+        head = self._prefixes.get(shared, "")
+        rest = prompt_text(p.prompt_tokens - shared, self.rng, cal)
+        text = " ".join(x for x in (head, f"Request {uuid.uuid4().hex[:8]}.", rest) if x)
+        if p.kind == "tool":
+            text += TOOL_INSTRUCTION
+        if p.kind == "image":
+            colour = self.rng.choice(sorted(PALETTE))
+            return [image_message(square_png(PALETTE[colour]), text)]
+        return [{"role": "user", "content": text}]
+
+    def _body(self, messages: list[dict[str, Any]], p: Planned, **extra: Any) -> dict[str, Any]:
+        thinking = "enabled" if p.kind == "reasoning" else "disabled"
+        params: dict[str, Any] = {
+            "temperature": 1.0,
+            "top_p": 0.95,
+            "chat_template_kwargs": {"thinking_mode": thinking},
+        }
+        params.update(extra)
+        return chat_body(self.target, messages, **params)
+
+    async def send(self, client: httpx.AsyncClient, p: Planned) -> Outcome:
+        messages = self._messages(p)
+        sent = time.monotonic()
+        if p.kind == "tool":
+            return await self._tool_loop(client, p, messages, sent)
+        body = self._body(messages, p, max_tokens=p.output_tokens, ignore_eos=True)
+        ex = await stream_chat(client, self.target, body, self.timeout)
+        verdict = replay_verdict(ex, self.target.model)
+        return _outcome(p, verdict, ex.timings(), [ex], sent)
+
+    async def _tool_loop(
+        self, client: httpx.AsyncClient, p: Planned, messages: list[dict[str, Any]], sent: float
+    ) -> Outcome:
+        """Tool rounds (one call each, the tool answering at once, the next step asked for as the
+        agent-session probe does), then a forced-length answer with the tool withheld."""
+        turns: list[Exchange] = []
+        verdict = Verdict()
+        for round_no in range(self.profile.tool_rounds + 1):
+            final = round_no == self.profile.tool_rounds
+            extra: dict[str, Any] = {"tools": TOOLS, "tool_choice": "none" if final else "auto"}
+            extra.update(
+                {"max_tokens": p.output_tokens, "ignore_eos": True} if final else {"max_tokens": 256}
+            )
+            ex = await stream_chat(client, self.target, self._body(messages, p, **extra), self.timeout)
+            turns.append(ex)
+            verdict = (
+                replay_verdict(ex, self.target.model) if final else judge_tool_turn(ex, self.target.model)
+            )
+            if not verdict.ok or final:
+                break
+            call = ex.transcript.calls()[0]
+            messages = [
+                *messages,
+                _assistant_turn(ex),
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id or "call_0",
+                    "content": tool_result(call.arguments, round_no),
+                },
+            ]
+            if round_no + 1 < self.profile.tool_rounds:  # steer the next call, as an agent harness does
+                messages.append({"role": "user", "content": next_step(CITIES[(round_no + 1) % len(CITIES)])})
+            await asyncio.sleep(0)
+        timings = session_timings(turns, turns[0].started, time.monotonic(), [])
+        return _outcome(p, verdict, timings, turns, sent)
+
+
+def _outcome(p: Planned, verdict: Verdict, timings: Timings, turns: list[Exchange], sent: float) -> Outcome:
+    prompt = turns[0].transcript.usage_int("prompt_tokens")
+    outs = [ex.transcript.usage_int("completion_tokens") for ex in turns]
+    output = sum(o for o in outs if o is not None) if any(o is not None for o in outs) else None
+    return Outcome(p, verdict.reason, verdict.detail, timings, prompt, output, sent, turns[0].sent)

@@ -1,0 +1,77 @@
+"""Error-budget policy: whether deploys to a request class are frozen, and why (``m3mon budget gate``).
+
+Each class has a policy (``request_classes[].budget_policy``; defaults when absent): deploys freeze
+
+* while any SLO of the class has less than ``freeze_below`` of its period's error budget left
+  (10 % by default; an exhausted budget is below any limit), or
+* with ``freeze_on_page_burn`` (the default), while a page-level burn-rate condition holds for any
+  SLO of the class (the condition the page alert fires on, its minimum-events guard included).
+
+An SLO without data freezes nothing (a new class can deploy); the state says how many had none.
+The gate, the report and ``slo status`` read the same stored evaluation (:mod:`monitor.slo.evaluate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from monitor.model import RequestClass
+from monitor.slo.evaluate import STATUS_BURNING, SLOEvaluation
+
+
+@dataclass(frozen=True)
+class PolicyState:
+    """The policy's verdict for one class at one instant."""
+
+    request_class: str
+    frozen: bool
+    reasons: tuple[str, ...]  # why it is frozen; empty when not
+    freeze_below: float
+    freeze_on_page_burn: bool
+    lowest: tuple[str, float] | None  # (SLO, budget left) of the SLO with the least budget left
+    no_data: int  # SLOs without events in their period
+
+    def line(self) -> str:
+        """One line for a CI log: ``frozen: …`` or ``ok: …``."""
+        if self.frozen:
+            return f"frozen: {self.request_class}: " + "; ".join(self.reasons)
+        limit = f"{self.freeze_below * 100:g} %"
+        lowest = f" (lowest: {self.lowest[0]} {self.lowest[1] * 100:.1f} %)" if self.lowest else ""
+        burn = " and no page-level burn" if self.freeze_on_page_burn else ""
+        missing = f"; {self.no_data} SLO(s) without data" if self.no_data else ""
+        head = f"ok: {self.request_class}: every SLO has at least {limit} of its budget left"
+        return f"{head}{burn}{lowest}{missing}"
+
+
+def policy_state(rc: RequestClass, evaluations: Sequence[SLOEvaluation]) -> PolicyState:
+    """Judge ``rc``'s policy on the evaluations of its SLOs (others are ignored)."""
+    policy = rc.budget_policy
+    periods = {s.id: s.period_window for s in rc.slos}
+    reasons: list[str] = []
+    left: list[tuple[str, float]] = []
+    no_data = 0
+    for e in (e for e in evaluations if e.slo_id in periods):
+        period = e.window(periods[e.slo_id])
+        remaining = period.budget_remaining if period is not None else None
+        if remaining is None:
+            no_data += 1
+            continue
+        left.append((e.slo_name, remaining))
+        if remaining < policy.freeze_below:
+            reasons.append(
+                f"{e.slo_name} has {remaining * 100:.1f} % of its {periods[e.slo_id]} error budget left "
+                f"(policy: freeze below {policy.freeze_below * 100:g} %)"
+            )
+        if policy.freeze_on_page_burn and e.status == STATUS_BURNING and e.severity == "page":
+            reasons.append(f"{e.slo_name} is burning its budget at page level (policy: freeze on page burn)")
+    lowest = min(left, key=lambda item: item[1]) if left else None
+    return PolicyState(
+        rc.name,
+        bool(reasons),
+        tuple(reasons),
+        policy.freeze_below,
+        policy.freeze_on_page_burn,
+        lowest,
+        no_data,
+    )

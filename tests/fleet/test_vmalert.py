@@ -1,0 +1,157 @@
+"""The remote-write layout: a Prometheus remote-writes to one VictoriaMetrics, vmalert evaluates the
+generated rules there, and they fire as they do in that Prometheus (Debian's victoria-metrics package).
+
+Input: a static page a live replica would export for a 2-shard fleet whose shard 1 is down
+(``m3mon_fleet_endpoint_owned`` for shard 0's endpoints only, no evaluator). Expected, by hand from
+the rules' definitions: ``M3MonEndpointUnmonitored`` for exactly shard 1's endpoints and
+``M3MonNoEvaluator``; the same firing set in Prometheus and in vmalert. Every generated rule file
+also loads in vmalert (``-dryRun``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from monitor import conventions as cv
+from monitor.generate.fleet_rules import fleet_groups
+from monitor.generate.rules import rule_file
+from monitor.model import load_model
+from tests.fleet.stack import prometheus_shard
+from tests.support.prometheus import free_port, running_prometheus, wait_for
+from tests.support.real import require_binary
+
+pytestmark = pytest.mark.timeout(120)
+ROOT = Path(__file__).resolve().parents[2]
+ENDPOINTS = [f"pool-{i}" for i in range(6)]
+LIVE = {e for e in ENDPOINTS if prometheus_shard(e, 2) == 0}
+
+
+def _page() -> bytes:
+    lines = [f'{cv.FLEET_ENDPOINT_OWNED}{{endpoint="{e}",shard="0"}} 1' for e in sorted(LIVE)]
+    return ("\n".join([*lines, f"{cv.FLEET_EVALUATOR} 0", ""])).encode()
+
+
+@contextmanager
+def _exporter() -> Iterator[str]:
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = _page()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # vmalert's notifications (this is its Alertmanager)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def _process(args: list[str], log: Path, ready: str) -> Iterator[None]:
+    with log.open("ab") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: _alive(proc, log) and httpx.get(ready, timeout=2).status_code == 200, 30, ready)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+def _alive(proc: subprocess.Popen[bytes], log: Path) -> bool:
+    if proc.poll() is not None:
+        pytest.fail(f"{log.stem} exited with {proc.returncode}: {log.read_text(errors='replace')[-1500:]}")
+    return True
+
+
+def _model(tmp: Path) -> Any:
+    eps = "".join(f"  - {{name: {e}, base_url: 'http://127.0.0.1:{9000 + i}', model: m, classes: [c]}}\n"
+                  for i, e in enumerate(ENDPOINTS))  # fmt: skip
+    (tmp / "m.yaml").write_text(f"""version: m3mon/v1
+endpoints:
+{eps}request_classes:
+  - {{name: c, max_context_tokens: 32768, probes: [chat], slos: [{{name: availability, sli: availability, objective: 99}}]}}
+fleet: {{shards: 2}}
+""")
+    return load_model(tmp / "m.yaml")
+
+
+def test_every_generated_rule_file_loads_in_vmalert() -> None:
+    vmalert = require_binary("vmalert", "/usr/bin/vmalert")
+    files = sorted(str(p) for p in (ROOT / "alerts").rglob("*.rules.yml"))
+    assert any("fleet" in f for f in files)
+    done = subprocess.run(
+        [vmalert, "-dryRun", *(f"-rule={f}" for f in files)], capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def test_fleet_rules_fire_alike_in_prometheus_and_vmalert(tmp_path: Path) -> None:
+    vm = require_binary("victoria-metrics", "/usr/bin/victoria-metrics")
+    vmalert = require_binary("vmalert", "/usr/bin/vmalert")
+    model = _model(tmp_path)
+    rules = tmp_path / "fleet.rules.yml"
+    rules.write_text(rule_file(fleet_groups(model, ("0s", "0s")), model.alerting, "test"))
+    vm_port, alert_port = free_port(), free_port()
+    vm_url = f"http://127.0.0.1:{vm_port}"
+    with (
+        _exporter() as target,
+        _process([vm, f"-storageDataPath={tmp_path / 'vm'}", f"-httpListenAddr=127.0.0.1:{vm_port}",
+                  "-search.latencyOffset=1s", "-search.disableCache", "-retentionPeriod=1d"], tmp_path / "vm.log", f"{vm_url}/health"),
+        running_prometheus(_config(model, target, rules, vm_url), tmp_path) as prom,
+        _process([vmalert, f"-rule={rules}", f"-datasource.url={vm_url}", f"-remoteWrite.url={vm_url}", f"-notifier.url=http://{target}",
+                  "-evaluationInterval=1s", f"-httpListenAddr=127.0.0.1:{alert_port}"],
+                 tmp_path / "vmalert.log", f"http://127.0.0.1:{alert_port}/health"),
+    ):  # fmt: skip
+        expected = {(cv.ALERT_ENDPOINT_UNMONITORED, e) for e in ENDPOINTS if e not in LIVE}
+        expected.add((cv.ALERT_NO_EVALUATOR, ""))
+        wait_for(lambda: _firing(f"{prom}/api/v1/alerts") == expected, 30, "Prometheus alerts")
+        wait_for(
+            lambda: _firing(f"http://127.0.0.1:{alert_port}/api/v1/alerts") == expected, 45, "vmalert alerts"
+        )
+
+
+def _config(model: Any, target: str, rules: Path, vm_url: str) -> dict[str, Any]:
+    job = {"job_name": model.alerting.job_monitor, "scrape_interval": "1s", "honor_labels": True,
+           "static_configs": [{"targets": [target], "labels": {cv.L_SHARD: "0", cv.L_REPLICA: "a"}}]}  # fmt: skip
+    return {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(rules)],
+        "scrape_configs": [job],
+        "remote_write": [{"url": f"{vm_url}/api/v1/write", "queue_config": {"batch_send_deadline": "500ms"}}],
+    }
+
+
+def _firing(url: str) -> set[tuple[str, str]]:
+    alerts = httpx.get(url, timeout=5).json()["data"]["alerts"]
+    return {
+        (a["labels"]["alertname"], a["labels"].get("endpoint", "")) for a in alerts if a["state"] == "firing"
+    }

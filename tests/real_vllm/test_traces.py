@@ -1,0 +1,59 @@
+"""The server's OTLP spans: decoded by ``m3mon run``, stored, joined to the probes by trace id, and
+the per-class latency breakdown (queue / prefill / decode / network) built from them."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import httpx
+
+from monitor.conventions import OTLP_SPANS_RECEIVED
+from monitor.report.collect_probes import ProbeFacts
+from monitor.report.data import Period
+from monitor.report.redact import Redactor
+from monitor.store import Store
+from monitor.store.tables import ServerSpanRow
+from tests.e2e.stack import wait_until
+from tests.real_vllm.conftest import CLASS, Real, wait_for_probe_round
+
+
+def test_spans_are_stored_and_joined_to_the_services_probes(real: Real) -> None:
+    probes = [r for r in wait_for_probe_round(real) if r.trace_id is not None and r.status_code == 200]
+    assert {r.kind for r in probes} >= {"chat", "tool_call", "long_prompt"}
+    ids = {r.trace_id for r in probes}
+
+    def joined() -> list[ServerSpanRow]:
+        rows = real.rows(ServerSpanRow, ServerSpanRow.trace_id.in_(ids))
+        return rows if {r.trace_id for r in rows} == ids else []
+
+    spans = wait_until(joined, 30, "a stored span for every answered probe", every=0.5)
+    for span in spans:
+        assert span.name == "llm_request" and span.service_name == "vllm-tiny"
+        assert None not in (span.queue, span.ttft, span.prefill, span.decode, span.e2e)
+        assert span.queue >= 0 and span.prefill >= 0 and span.decode >= 0
+        assert span.ttft <= span.e2e and span.end_time >= span.start_time
+    by_trace = {s.trace_id: s for s in spans}
+    for probe in probes:
+        assert by_trace[probe.trace_id].prompt_tokens == probe.prompt_tokens or probe.kind == "long_prompt"
+    stored = [line for line in httpx.get(f"{real.exporter}/metrics", timeout=5).text.splitlines()
+              if line.startswith(OTLP_SPANS_RECEIVED) and 'result="stored"' in line]  # fmt: skip
+    assert stored and float(stored[0].split()[-1]) >= len(spans)
+
+
+def test_breakdown_per_class_comes_from_the_real_spans(real: Real) -> None:
+    wait_for_probe_round(real)
+    now = time.time()
+    period = Period("now", datetime.fromtimestamp(now - 3600, UTC), datetime.fromtimestamp(now + 1, UTC))
+    store = Store(real.db_url)
+    try:
+        with store.session() as s:
+            found = {b.request_class: b for b in ProbeFacts(real.model, s, period, Redactor()).breakdown()}
+    finally:
+        store.close()
+    chat = found[CLASS]
+    assert chat.count >= 3
+    for part in ("queue", "prefill", "decode", "network"):
+        value = chat.part(part)
+        assert value is not None and value >= 0, (part, chat.parts)
+        assert chat.source(part) == "OTLP spans", (part, chat.sources)

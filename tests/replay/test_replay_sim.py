@@ -1,0 +1,151 @@
+"""The replay driver against one real simulator: its percentiles against the simulator's configured
+latencies (the oracle: docs/simulator.md's step model), faults that shift one dimension at a
+time, forced lengths, tool loops and images, error categories and goodput."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from monitor.model import load_model
+from monitor.probes.target import Target
+from monitor.replay.driver import Load, Run, replay
+from monitor.replay.profile import TrafficProfile
+from monitor.sim.harness import SimHandle, running_simulator
+from tests.probes.conftest import write_config
+
+DECODE = 0.01  # s per decode step at a batch of one
+PREFILL_TPS = 100_000.0
+OVERHEAD = 0.002
+SETTINGS = {"decode_itl": DECODE, "jitter": 0.0, "spec_tokens": 0, "prefill_tps": PREFILL_TPS,
+            "prefill_overhead": OVERHEAD, "max_model_len": 4096, "reasoning_tokens": 12}  # fmt: skip
+PROMPT, OUTPUT = 600, 30
+
+
+def profile(**extra: object) -> TrafficProfile:
+    doc = {"class": "small", "prompt_tokens": {"quantiles": [[0, PROMPT]]},
+           "output_tokens": {"quantiles": [[0, OUTPUT]]}, **extra}  # fmt: skip
+    return TrafficProfile.model_validate(doc)
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimHandle]:
+    with running_simulator(**SETTINGS) as handle:  # type: ignore[arg-type]
+        yield handle
+
+
+@pytest.fixture
+def target(sim: SimHandle, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+    sim.clear_faults()
+    model = load_model(write_config(tmp_path_factory.mktemp("cfg") / "m3mon.yaml", sim.base_url))
+    try:
+        yield Target(model.endpoints[0], model.classes[0])
+    finally:
+        sim.clear_faults()
+
+
+def drive(target: Target, prof: TrafficProfile, load: Load) -> Run:
+    return asyncio.run(replay(target, prof, load, timeout=20.0))
+
+
+def p50(run: Run, metric: str) -> float:
+    value = run.summary(()).percentiles[metric]["p50"]
+    assert value is not None
+    return value
+
+
+def _first_token_write(r: dict[str, Any]) -> float:
+    """When the frames carrying the first token were written (the role-only frame comes earlier)."""
+    return float(next(t for t, k in zip(r["sent_times"]["mono"], r["sent_tokens"], strict=True) if k > 0))
+
+
+def truth(sim: SimHandle, run: Run) -> tuple[list[float], float, float]:
+    """Ground truth of a sequential run, from the simulator (same monotonic clock: in-process):
+    per request, client first-token arrival − the simulator's first-token write; the median of
+    the engine's TPOT (first → last token step); the median ratio of the client's TPOT to the
+    TPOT the simulator wrote (first-token write → last write, what a client can observe)."""
+    reqs = sim.truth()["requests"][-len(run.outcomes) :]
+    pairs = list(zip(run.outcomes, reqs, strict=True))
+    errors = [(o.first_token_at or 0.0) - _first_token_write(r) for o, r in pairs]
+    engine = statistics.median(
+        (r["token_times"]["mono"][-1] - r["token_times"]["mono"][0]) / (r["completion_tokens"] - 1)
+        for r in reqs
+    )
+    written = [
+        (r["sent_times"]["mono"][-1] - _first_token_write(r)) / (r["completion_tokens"] - 1) for r in reqs
+    ]
+    ratio = statistics.median((o.timings.tpot or 0.0) / w for (o, _), w in zip(pairs, written, strict=True))
+    return errors, engine, ratio
+
+
+def test_percentiles_match_the_simulators_latencies_and_faults_shift_one_dimension(
+    target: Target, sim: SimHandle
+) -> None:
+    # One request at a time: each decode step is DECODE (no batch slowdown, no speculative tokens)
+    # plus the engine loop's own time; the client's figures are checked against the simulator's.
+    healthy = drive(target, profile(), Load(1.2, concurrency=1))
+    errors, tpot, ratio = truth(sim, healthy)
+    assert tpot >= DECODE * 0.98  # the configured step; more on a busy machine (a step never ends early)
+    assert ratio == pytest.approx(1.0, abs=0.1)  # the client's TPOT is what the simulator wrote
+    assert p50(healthy, "itl") == pytest.approx(p50(healthy, "tpot"), rel=0.15)
+    # TTFT ends when the server's first-token frames arrive: never before, and (on a busy shared
+    # machine) typically within 3 ms after
+    assert all(e >= 0.0 for e in errors) and statistics.median(errors) <= 0.003, errors
+    assert p50(healthy, "e2e") == pytest.approx(
+        p50(healthy, "ttft") + (OUTPUT - 1) * p50(healthy, "tpot"), rel=0.1
+    )
+    assert all(o.output_tokens == OUTPUT for o in healthy.outcomes)  # forced lengths (ignore_eos)
+    assert all(0.85 * PROMPT <= (o.prompt_tokens or 0) <= PROMPT for o in healthy.outcomes)
+
+    sim.set_faults(brownout_prefill_factor=20.0)  # prefill only: TTFT moves, decode does not
+    slow_prefill = drive(target, profile(), Load(1.2, concurrency=1))
+    added = 19 * 0.85 * PROMPT / PREFILL_TPS  # 19 more times the prefill compute of >= 0.85 x PROMPT
+    assert p50(slow_prefill, "ttft") - p50(healthy, "ttft") >= 0.9 * added
+    _, prefill_tpot, ratio = truth(sim, slow_prefill)
+    assert prefill_tpot >= DECODE * 0.98 and ratio == pytest.approx(1.0, abs=0.1)
+
+    sim.set_faults(brownout_prefill_factor=1.0, latency_multiplier=3.0)  # every step 3x: decode moves
+    slow = drive(target, profile(), Load(1.2, concurrency=1))
+    _, slow_tpot, ratio = truth(sim, slow)
+    assert slow_tpot >= 3 * DECODE * 0.98 and ratio == pytest.approx(1.0, abs=0.1)
+    assert p50(slow, "tpot") >= 3 * DECODE * 0.9
+
+
+def test_tool_loops_images_and_reasoning_are_real_requests(target: Target, sim: SimHandle) -> None:
+    before = len(sim.truth()["requests"])
+    mixed = profile(tool_call_share=0.5, image_share=0.3, reasoning_share=1.0, tool_rounds=2)
+    run = drive(target, mixed, Load(1.0, concurrency=4))
+    kinds = {o.planned.kind for o in run.outcomes}
+    assert {"tool", "image", "reasoning"} <= kinds
+    assert all(o.ok for o in run.outcomes), [
+        (o.planned.kind, o.reason, o.detail) for o in run.outcomes if not o.ok
+    ]
+    tools = [o for o in run.outcomes if o.planned.kind == "tool"]
+    # each tool request is 2 tool-call turns and a final answer: three server requests
+    assert len(sim.truth()["requests"]) - before == len(run.outcomes) + 2 * len(tools)
+    assert all((o.output_tokens or 0) > OUTPUT for o in tools)
+
+
+def test_errors_are_judged_in_probe_categories_and_goodput_counts_them(
+    target: Target, sim: SimHandle
+) -> None:
+    sim.set_faults(error_rate=1.0, error_status=503)
+    run = drive(target, profile(), Load(0.5, rate=20.0))
+    summary = run.summary(target.request_class.slos)
+    assert summary.errors == {"http_status": summary.requests}
+    assert summary.succeeded == 0 and summary.goodput_ratio == 0.0
+
+
+def test_goodput_is_the_share_meeting_every_limit(target: Target, sim: SimHandle) -> None:
+    # TTFT limit 0.2 s; prefill slowed so every TTFT is over it: goodput 0; healthy: 1
+    slos = tuple(replace(s, threshold=0.2) if s.sli == "ttft" else s for s in target.request_class.slos)
+    healthy = drive(target, profile(), Load(0.6, concurrency=2)).summary(slos)
+    assert healthy.goodput_ratio == 1.0 and healthy.goodput_limits == {"ttft": 0.2}
+    sim.set_faults(brownout_prefill_factor=100.0)  # >= 100 * 500 / 100000 = 0.5 s of prefill > 0.2 s
+    slow = drive(target, profile(), Load(0.6, concurrency=2)).summary(slos)
+    assert slow.goodput_ratio == 0.0 and slow.goodput_token_rate == 0.0
