@@ -4,7 +4,9 @@
   ``P_q(after) − P_q(before)``: resample each run's per-request values with replacement
   (:data:`RESAMPLES` times, seeded), take the nearest-rank percentile of each resample and the
   difference; the 2.5th and 97.5th percentiles of those differences bound the 95 % interval. The
-  change is *beyond noise* when the interval excludes 0.
+  change is *beyond noise* when the interval excludes 0. With fewer than :data:`MIN_SAMPLES`
+  requests on a side the bootstrap interval is degenerate (two samples resample to three values),
+  so there is no verdict.
 * **SLO attainment** (good / total events before and after): the two-proportion z-test with a
   pooled proportion, two-sided at 5 % (|z| > 1.96); with fewer than :data:`MIN_EVENTS` events on
   a side, no verdict.
@@ -22,6 +24,7 @@ from monitor.probes.timing import percentile
 RESAMPLES = 2000
 Z_95 = 1.959964
 MIN_EVENTS = 30
+MIN_SAMPLES = 5
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ def bootstrap_percentiles(
 ) -> dict[float, Difference]:
     """The bootstrap 95 % interval of ``P_q(after) − P_q(before)`` for each ``q`` (module docstring)."""
     point = {q: (percentile(before, q), percentile(after, q)) for q in qs}
-    if len(before) < 2 or len(after) < 2:
+    if len(before) < MIN_SAMPLES or len(after) < MIN_SAMPLES:
         return {q: Difference(*point[q]) for q in qs}
     rng = random.Random(seed)
     diffs: dict[float, list[float]] = {q: [] for q in qs}
