@@ -332,15 +332,20 @@ def _message(err: Any) -> str:
     return msg
 
 
-def parse_config(text: str, source: str = "<config>") -> ConfigSpec:
-    """Validate YAML text; raise :class:`ConfigError` listing every problem with file, line and path."""
+def read_yaml(text: str, source: str) -> tuple[Any, Any]:
+    """(node tree for line numbers, data) of YAML ``text``; :class:`ConfigError` naming the line if
+    it is not YAML. Shared by the config and the replay profile."""
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        return yaml.compose(text), yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
         raise ConfigError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+
+
+def parse_config(text: str, source: str = "<config>") -> ConfigSpec:
+    """Validate YAML text; raise :class:`ConfigError` listing every problem with file, line and path."""
+    root, data = read_yaml(text, source)
     if not isinstance(data, dict):
         raise ConfigError([f"{source}: expected a mapping with 'version: {CONFIG_VERSION}' at the top level"])
     if data.get("version") != CONFIG_VERSION:

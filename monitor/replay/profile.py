@@ -21,7 +21,7 @@ from typing import Any, Final, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from monitor.config import _format_path, _line_of, _message
+from monitor.config import _format_path, _line_of, _message, read_yaml
 from monitor.errors import ConfigError
 
 PROFILE_VERSION: Final = "m3mon-profile/v1"
@@ -131,13 +131,7 @@ class TrafficProfile(BaseModel):
 
 def parse_profile(text: str, source: str = "<profile>") -> TrafficProfile:
     """Validate profile YAML; :class:`ConfigError` lists every problem as ``FILE:LINE: field: why``."""
-    try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise ConfigError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    root, data = read_yaml(text, source)
     if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION:
         got = data.get("version") if isinstance(data, dict) else None
         raise ConfigError([f"{source}: version: expected {PROFILE_VERSION!r}, got {got!r}"])
