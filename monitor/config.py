@@ -7,14 +7,12 @@ the rest of the package uses. Every problem is reported as ``FILE:LINE: YAML.PAT
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -23,12 +21,13 @@ from pydantic import (
 )
 
 from monitor.conventions import PROBE_KINDS, PROBE_ONLY_SLIS, SLI_KINDS
+from monitor.durations import Duration, parse_duration
 from monitor.errors import ConfigError
+from monitor.maintenance import MaintenanceFileSpec, MaintenanceSpec
+from monitor.maintenance import problems as maintenance_problems
 
 CONFIG_VERSION = "m3mon/v1"
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _NAME = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
 _URL = r"^https?://[^\s/]+(/[^\s]*)?$"
 _ENV_VAR = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -44,22 +43,6 @@ _PATTERN_WORDS = {
 }
 
 
-def parse_duration(value: object) -> float:
-    """Seconds from ``250ms``, ``15s``, ``5m``, ``1h``, ``30d``, ``1w`` or a plain number of seconds."""
-    if isinstance(value, bool):
-        raise ValueError("expected a duration such as 15s, 5m or 30d")
-    if isinstance(value, int | float):
-        if value <= 0:
-            raise ValueError(f"expected a positive duration, got {value}")
-        return float(value)
-    if isinstance(value, str):
-        match = _DURATION.match(value.strip())
-        if match and float(match.group(1)) > 0:
-            return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    raise ValueError(f"expected a duration such as 15s, 5m or 30d, got {value!r}")
-
-
-Duration = Annotated[float, BeforeValidator(parse_duration)]
 Name = Annotated[str, Field(pattern=_NAME)]
 
 
@@ -256,6 +239,13 @@ class ConfigSpec(_Strict):
     alerting: AlertingSpec = AlertingSpec()
     report: ReportSpec = ReportSpec()
     fleet: FleetSpec = FleetSpec()
+    maintenance: list[MaintenanceSpec] = []
+    #: A file of more windows (docs/maintenance.md), read with the config and on every reload.
+    maintenance_file: str | None = None
+
+    def served(self) -> dict[str, list[str]]:
+        """Endpoint name -> the classes it serves."""
+        return {e.name: list(e.classes) for e in self.endpoints}
 
 
 def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
@@ -285,6 +275,10 @@ def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
     for i, rc in enumerate(spec.request_classes):
         if rc.name not in served:
             problems.append((("request_classes", i, "name"), f"class {rc.name!r} is served by no endpoint"))
+    if not problems:
+        problems += [
+            (("maintenance", *loc), msg) for loc, msg in maintenance_problems(spec.maintenance, spec.served())
+        ]
     return problems
 
 
@@ -362,10 +356,33 @@ def parse_config(text: str, source: str = "<config>") -> ConfigSpec:
     else:
         problems = _cross_check(spec)
     if problems:
-        raise ConfigError(
-            [f"{source}:{_line_of(root, loc)}: {_format_path(loc)}: {msg}" for loc, msg in problems]
-        )
+        raise ConfigError(_lines(problems, root, source))
     return spec
+
+
+def _lines(problems: list[tuple[tuple[str | int, ...], str]], root: Any, source: str) -> list[str]:
+    return [f"{source}:{_line_of(root, loc)}: {_format_path(loc)}: {msg}" for loc, msg in problems]
+
+
+def parse_maintenance_file(text: str, source: str, spec: ConfigSpec) -> list[MaintenanceSpec]:
+    """The windows of a maintenance file, checked against the config ``spec`` (names, duplicates)."""
+    root, data = read_yaml(text, source)
+    if not isinstance(data, dict):
+        raise ConfigError(
+            [f"{source}: expected a mapping with 'version: {CONFIG_VERSION}' and 'maintenance:'"]
+        )
+    try:
+        doc = MaintenanceFileSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(
+            _lines([(tuple(e["loc"]), _message(e)) for e in exc.errors()], root, source)
+        ) from None
+    found = maintenance_problems([*spec.maintenance, *doc.maintenance], spec.served())
+    shift = len(spec.maintenance)  # report file positions, not positions in the combined list
+    if found:
+        problems = [(("maintenance", int(loc[0]) - shift, *loc[1:]), msg) for loc, msg in found]
+        raise ConfigError(_lines(problems, root, source))
+    return doc.maintenance
 
 
 def load_config(path: str | Path) -> ConfigSpec:
@@ -389,4 +406,5 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_duration",
+    "parse_maintenance_file",
 ]

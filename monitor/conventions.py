@@ -224,6 +224,17 @@ def slo_bad_events_record(window: str) -> str:
     return f"m3mon:slo_events_bad:increase{window}"
 
 
+def slo_maintenance_events_record(kind: str) -> str:
+    """Recording rule holding an SLO's ``kind`` (``valid``/``bad``) events of the last minute that a
+    maintenance window excludes (absent outside maintenance); the window records subtract their sums."""
+    return f"m3mon:slo_events_{kind}_in_maintenance:increase1m"
+
+
+#: Step of the SLO rule groups: the maintenance records hold one step's events each.
+SLO_RULE_INTERVAL: Final = "1m"
+#: How far back a maintenance step looks for a counter's previous sample (longer scrape gaps leak).
+MAINTENANCE_LOOKBACK: Final = "1h"
+
 SLO_META_OBJECTIVE_RECORD: Final = "m3mon:slo_objective:ratio"
 SLO_META_BUDGET_RECORD: Final = "m3mon:slo_error_budget:ratio"
 SLO_META_PERIOD_RECORD: Final = "m3mon:slo_period:seconds"
@@ -274,6 +285,8 @@ ALERT_BUDGET_EXHAUSTED: Final = "SLOErrorBudgetExhausted"
 #: Time to exhaustion below the SLO's ``exhaustion_within`` (monitor/generate/exhaustion.py).
 ALERT_EXHAUSTION_SOON: Final = "SLOErrorBudgetExhaustionSoon"
 ALERT_METRIC_ABSENT: Final = "SLOMetricAbsent"
+#: Informational (severity info): a maintenance window holds; inhibits the SLO and endpoint alerts.
+ALERT_MAINTENANCE: Final = "M3MonMaintenanceInProgress"
 ALERT_THRESHOLD_NOT_EDGE: Final = "SLOThresholdNotBucketEdge"
 ALERT_ENDPOINT_DOWN: Final = "VLLMEndpointDown"
 ALERT_MONITOR_DOWN: Final = "M3MonMonitorDown"
@@ -301,6 +314,8 @@ SLO_ALERT_NAMES: Final = (
     ALERT_METRIC_ABSENT,
     ALERT_THRESHOLD_NOT_EDGE,
 )
+#: Informational alerts (severity info): routed only to the monitor's receiver.
+INFO_ALERT_NAMES: Final = (ALERT_MAINTENANCE,)
 OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_ROUTING_LEAK,
     ALERT_ENDPOINT_DOWN,
@@ -358,6 +373,16 @@ def vllm_scrape_job(job: str, interval: str, single: bool) -> str:
 
 #: Projected seconds until the period's error budget is spent at the burn of ``window`` (+Inf: no burn).
 SLO_TIME_TO_EXHAUSTION: Final = "m3mon_slo_time_to_exhaustion_seconds"
+#: Per maintenance window, class and endpoint: its current occurrence, else its next one, as
+#: ``(start, end]`` in Unix seconds. The rules read "in maintenance" as start < time() <= end.
+MAINTENANCE_START: Final = "m3mon_maintenance_start_timestamp_seconds"
+MAINTENANCE_END: Final = "m3mon_maintenance_end_timestamp_seconds"
+MAINTENANCE_LABELS: Final = ("maintenance", "class", "endpoint", "whole_class", "whole_endpoint")
+L_MAINTENANCE: Final = "maintenance"
+#: "true" when the window covers the class on every endpoint serving it (burn alerts are inhibited).
+L_WHOLE_CLASS: Final = "whole_class"
+#: "true" when the window covers every class the endpoint serves (endpoint alerts are inhibited).
+L_WHOLE_ENDPOINT: Final = "whole_endpoint"
 SLO_EXHAUSTION_RECORD: Final = "m3mon:slo_time_to_exhaustion:seconds"
 #: The (short, long) windows whose burn rates are projected; the alert needs both below its limit.
 EXHAUSTION_WINDOWS: Final = ("1h", "1d")

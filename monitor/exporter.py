@@ -4,7 +4,8 @@ Each stage defines its own metrics next to its code (:mod:`monitor.scrape.metric
 :mod:`monitor.probes.metrics`, :mod:`monitor.slo.metrics`, :mod:`monitor.store.metrics`,
 :mod:`monitor.traces.metrics`, :mod:`monitor.service.metrics`); this module puts them in one
 :class:`~prometheus_client.CollectorRegistry` with the process, GC and platform collectors of
-``prometheus_client`` and adds the endpoint health gauge. Raw vLLM series are never re-exported:
+``prometheus_client`` and adds the endpoint health gauge and the maintenance boundaries
+(:mod:`monitor.maintenance.metrics`). Raw vLLM series are never re-exported:
 Prometheus scrapes vLLM itself.
 """
 
@@ -21,6 +22,7 @@ from prometheus_client import (
 from prometheus_client.metrics import MetricWrapperBase
 
 from monitor.conventions import HEALTH_UP, L_ENDPOINT
+from monitor.maintenance.metrics import MaintenanceCollector
 from monitor.model import Model
 from monitor.probes.genai_metrics import GenAIMetrics
 from monitor.probes.metrics import ProbeMetrics, targets
@@ -57,6 +59,7 @@ class Exporter:
             [L_ENDPOINT],
             registry=self.registry,
         )
+        self.registry.register(MaintenanceCollector(lambda: self.model.maintenance))
 
     def apply(self, model: Model) -> None:
         """Follow a reloaded configuration: probe series for its targets and buckets, no stale series.

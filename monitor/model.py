@@ -11,8 +11,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from monitor.config import ConfigSpec, load_config
+from monitor.config import ConfigSpec, load_config, parse_maintenance_file
 from monitor.conventions import LATENCY_SLIS, PROBE_LATENCY_BUCKETS, period_window
+from monitor.errors import ConfigError
+from monitor.maintenance import Maintenance, MaintenanceSpec, build_maintenance
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,9 @@ class Model:
     fleet: Fleet = Fleet()
     #: OTLP/HTTP metrics URL for the probes' GenAI client metrics (None: not exported) and period.
     otlp_metrics: tuple[str, float] | None = None
+    #: Maintenance windows from the config and its maintenance file (docs/maintenance.md).
+    maintenance: Maintenance = field(default_factory=Maintenance)
+    maintenance_file: str | None = None
 
     @property
     def slos(self) -> tuple[SLO, ...]:
@@ -256,8 +261,10 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
     return RequestClass(c.name, c.max_context_tokens, plan, slos, c.dedicated_pool, c.description, policy)
 
 
-def build_model(spec: ConfigSpec, source: str = "<config>") -> Model:
-    """Freeze a validated spec into the internal model."""
+def build_model(
+    spec: ConfigSpec, source: str = "<config>", more_maintenance: tuple[MaintenanceSpec, ...] = ()
+) -> Model:
+    """Freeze a validated spec (plus windows read from its maintenance file) into the internal model."""
     endpoints = tuple(
         Endpoint(
             name=e.name,
@@ -308,6 +315,8 @@ def build_model(spec: ConfigSpec, source: str = "<config>") -> Model:
         otlp_metrics=(e.otlp_metrics_endpoint, e.otlp_metrics_interval)
         if (e := spec.exporter).otlp_metrics_endpoint
         else None,
+        maintenance=build_maintenance([*spec.maintenance, *more_maintenance], spec.served()),
+        maintenance_file=_beside(source, spec.maintenance_file),
     )
 
 
@@ -324,6 +333,20 @@ def _beside(source: str, path: str | None) -> str | None:
     return str(Path(source).parent / path)
 
 
+def _maintenance_file(spec: ConfigSpec, source: str) -> tuple[MaintenanceSpec, ...]:
+    path = _beside(source, spec.maintenance_file)
+    if path is None:
+        return ()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ()  # no windows planned yet: `m3mon maintenance add --file` creates it
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read the maintenance file: {exc.strerror or exc}"]) from None
+    return tuple(parse_maintenance_file(text, path, spec))
+
+
 def load_model(path: str | Path) -> Model:
-    """Load, validate and freeze a configuration file."""
-    return build_model(load_config(path), str(path))
+    """Load, validate and freeze a configuration file and its maintenance file."""
+    spec = load_config(path)
+    return build_model(spec, str(path), _maintenance_file(spec, str(path)))

@@ -45,6 +45,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "contract",
     "compare",
+    "maintenance",
 )
 
 

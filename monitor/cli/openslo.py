@@ -69,4 +69,11 @@ def run_export(args: argparse.Namespace) -> int:
     model = load_model(args.config)
     for path in write(model, args.output):
         print(f"wrote {path}")
+    if model.maintenance:
+        names = ", ".join(w.name for w in model.maintenance.windows)
+        print(
+            f"m3mon openslo export: note: maintenance windows ({names}) have no OpenSLO v1 kind and were "
+            "not exported",
+            file=sys.stderr,
+        )
     return 0

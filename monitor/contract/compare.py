@@ -131,6 +131,7 @@ def _counts(session: Session, slo_id: str, endpoint: str, start: float, end: flo
         EventSliceRow.endpoint == endpoint,
         EventSliceRow.end > start,
         EventSliceRow.end <= end,
+        EventSliceRow.maintenance.is_(None),
     )
     good, total = session.execute(q).one()
     return float(good), float(total)

@@ -15,10 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from monitor.history import History, folder_outage, write_history
+from monitor.history.scenario import DEPLOYMENT_POOL, PREVIOUS_VLLM, scenario
 from monitor.model import Model
 from monitor.store import Store
 
 HISTORY_MIN_PROBE_INTERVAL = 120.0
+UPGRADE_SECONDS = 30 * 60
 #: Pools whose simulators run without OTLP export (live and in the history).
 NO_SPANS = frozenset({"m3-extended"})
 
@@ -27,17 +29,35 @@ def _when(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%a %H:%M UTC")
 
 
-def write_demo_history(model: Model, example: Model, database: Path, spool: Path, days: float) -> History:
-    """Write ``days`` of history ending now into the demo's database; prints what it did."""
+def history_end() -> float:
+    """Where the demo's history ends: now, in whole seconds (the report's period starts at a
+    datetime, on which the history's first rows, e.g. each pool's first deployment, must sit)."""
+    return float(math.floor(time.time()))
+
+
+def planned_upgrade(end: float, days: float) -> dict[str, object]:
+    """The demo's maintenance window: the deployment pool's upgrade, the half hour (whole minutes)
+    before the history's deployment change; the history takes the pool down during it."""
+    at = math.floor(scenario(end, days).deployment_at / 60) * 60
+    return {
+        "name": "repo-upgrade",
+        "start": datetime.fromtimestamp(at - UPGRADE_SECONDS, UTC).isoformat(),
+        "duration": f"{UPGRADE_SECONDS // 60}m",
+        "endpoints": [DEPLOYMENT_POOL],
+        "reason": f"vLLM {PREVIOUS_VLLM} -> 0.33.0 upgrade (planned restart)",
+    }
+
+
+def write_demo_history(
+    model: Model, example: Model, database: Path, spool: Path, days: float, end: float
+) -> History:
+    """Write ``days`` of history ending at ``end`` into the demo's database; prints what it did."""
     intervals = {c.name: max(HISTORY_MIN_PROBE_INTERVAL, c.probe.interval) for c in example.classes}
     otlp = [e.name for e in model.endpoints if e.name not in NO_SPANS]
     print(f"\n== history: {days:g} days up to now, in accelerated time", flush=True)
     started = time.perf_counter()
     store = Store(model.storage.url)
     try:
-        # whole seconds: the report's period starts at a datetime (microseconds), on which the
-        # history's first rows (e.g. each pool's first deployment) must sit exactly
-        end = float(math.floor(time.time()))
         hist = write_history(model, store, end, days, probe_intervals=intervals, otlp=otlp,
                              outage=(folder_outage(database), spool))  # fmt: skip
     finally:
@@ -52,6 +72,10 @@ def history_lines(hist: History, seconds: float) -> list[str]:
     return [
         f"  brown-out on {scn.brownout_pool}: {_when(scn.brownout[0])} to {_when(scn.brownout[1])}",
         f"  deployment change on {scn.deployment_pool}: {_when(scn.deployment_at)}",
+        *(
+            f"  planned maintenance on {pool}: {_when(a)} to {_when(b)}, down; its events count in no SLI"
+            for pool, a, b in scn.planned
+        ),
         f"  database away: {_when(scn.outage[0])} to {_when(scn.outage[1])}, "
         f"{hist.spooled} writes spooled and replayed",
         f"  wrote {hist.probes:,} probe results, {hist.spans:,} spans, {hist.intervals:,} scrape intervals, "

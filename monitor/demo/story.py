@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from monitor.demo.config import demo_config, demo_database, write_demo_config
-from monitor.demo.history import NO_SPANS, write_demo_history
+from monitor.demo.history import NO_SPANS, history_end, planned_upgrade, write_demo_history
 from monitor.demo.summary import print_summary, progress_line
 from monitor.model import Model, load_model
 from monitor.service.service import Service
@@ -127,6 +127,9 @@ def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = 7.0)
     port = _free_port()
     with _simulators(example, f"http://127.0.0.1:{port}") as sims:
         cfg = demo_config(example, out, {n: s.base_url for n, s in sims.items()}, port)
+        end = history_end()
+        if history > 0:
+            cfg["maintenance"] = [planned_upgrade(end, history)]
         config_path = out / "demo-config.yaml"
         write_demo_config(cfg, config_path)
         model = load_model(config_path)
@@ -137,7 +140,7 @@ def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = 7.0)
         start = None
         if history > 0:
             hist = write_demo_history(
-                model, load_model(example), demo_database(out), out / "history-spool", history
+                model, load_model(example), demo_database(out), out / "history-spool", history, end
             )
             start = hist.scenario.start
         service = Service(model, send_reports=False, evaluation_step=DEMO_EVALUATION_STEP)

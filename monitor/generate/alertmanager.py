@@ -2,7 +2,8 @@
 
 Both severity routes ``continue`` so the catch-all route then hands every alert to the monitor's
 ``/alertmanager`` receiver, which records alert events next to the SLO history. Tickets of an SLO
-are inhibited while the same SLO (same ``class`` and ``slo``) pages. With ``exporter.credentials``
+are inhibited while the same SLO (same ``class`` and ``slo``) pages; burn and endpoint alerts are
+inhibited during maintenance (:mod:`monitor.generate.maintenance_rules`). With ``exporter.credentials``
 the monitor's webhook authenticates (``http_config.basic_auth`` with a ``password_file``, and the
 CA of the monitor's TLS certificate when one is configured).
 """
@@ -29,6 +30,33 @@ def _receiver(name: str, url: str | None, http_config: dict[str, Any] | None = N
     if http_config:
         webhook["http_config"] = http_config
     return {"name": name, "webhook_configs": [webhook]}
+
+
+#: Alerts a maintenance covering a class on every endpoint holds back: those about its burn.
+MAINTENANCE_INHIBITS = (
+    cv.ALERT_BURN_PAGE,
+    cv.ALERT_BURN_TICKET,
+    cv.ALERT_EXHAUSTION_SOON,
+    cv.ALERT_METRIC_ABSENT,
+)
+
+
+def _maintenance_inhibitions() -> list[dict[str, Any]]:
+    """While ``M3MonMaintenanceInProgress`` fires: the class's burn alerts (window covers the class on
+    every endpoint) and every other alert naming the endpoint (window covers all its classes)."""
+    source = f'alertname="{cv.ALERT_MAINTENANCE}"'
+    return [
+        {
+            "source_matchers": [source, f'{cv.L_WHOLE_CLASS}="true"'],
+            "target_matchers": [f'alertname=~"{"|".join(MAINTENANCE_INHIBITS)}"'],
+            "equal": [cv.L_CLASS],
+        },
+        {
+            "source_matchers": [source, f'{cv.L_WHOLE_ENDPOINT}="true"'],
+            "target_matchers": [f'alertname!="{cv.ALERT_MAINTENANCE}"', f'{cv.L_ENDPOINT}=~".+"'],
+            "equal": [cv.L_ENDPOINT],
+        },
+    ]
 
 
 def alertmanager_config(model: Model) -> dict[str, Any]:
@@ -59,6 +87,7 @@ def alertmanager_config(model: Model) -> dict[str, Any]:
                 "source_matchers": [*page, has_slo],
                 "target_matchers": [*ticket, has_slo],
                 "equal": [cv.L_CLASS, cv.L_SLO],
-            }
+            },
+            *_maintenance_inhibitions(),
         ],
     }

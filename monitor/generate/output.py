@@ -18,6 +18,7 @@ from monitor.generate.compose import compose_file
 from monitor.generate.dashboards import all_dashboards
 from monitor.generate.exhaustion import exhaustion_groups
 from monitor.generate.fleet_rules import fleet_files, fleet_groups
+from monitor.generate.maintenance_rules import maintenance_groups
 from monitor.generate.operational_rules import operational_groups
 from monitor.generate.prometheus_config import prometheus_config
 from monitor.generate.promtool_tests import operational_tests, slo_tests
@@ -40,6 +41,7 @@ def _alert_names(model: Model) -> list[str]:
         slo_groups(model)
         + exhaustion_groups(model)
         + operational_groups(model)
+        + maintenance_groups(model)
         + fleet_groups(fleet_layout(model))
     )
     return [a.name for g in groups for a in g.alerts]
@@ -50,7 +52,7 @@ def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str
     banner = cv.DO_NOT_EDIT.format(source=source)
     a = model.alerting
     files = {
-        OPERATIONAL_RULES: rule_file(operational_groups(model), a, banner),
+        OPERATIONAL_RULES: rule_file(operational_groups(model) + maintenance_groups(model), a, banner),
         "alerts/alertmanager.yml": dump_yaml(alertmanager_config(model), banner),
         "alerts/tests/operational.test.yml": dump_yaml(operational_tests(model), banner),
         "deploy/prometheus.yml": dump_yaml(

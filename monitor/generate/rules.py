@@ -16,7 +16,7 @@ class Alert:
 
     name: str
     expr: str
-    severity: str  # "page" or "ticket"
+    severity: str  # "page", "ticket" or "info" (routed to the monitor's receiver only)
     summary: str
     description: str
     for_: str | None = None
@@ -24,7 +24,7 @@ class Alert:
 
     def rule(self, alerting: Alerting) -> dict[str, Any]:
         """The rule as Prometheus reads it, with severity labels from the config and a runbook URL."""
-        routing = alerting.page_labels if self.severity == "page" else alerting.ticket_labels
+        routing = {"page": alerting.page_labels, "ticket": alerting.ticket_labels}.get(self.severity, ())
         labels = {"severity": self.severity, **dict(routing), **dict(self.labels)}
         out: dict[str, Any] = {"alert": self.name, "expr": self.expr}
         if self.for_:

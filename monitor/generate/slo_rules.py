@@ -14,7 +14,13 @@ from __future__ import annotations
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate.rules import Alert, Group, record
-from monitor.generate.sli import absent_condition, activity_window, event_counts, threshold_not_edge
+from monitor.generate.sli import (
+    absent_condition,
+    activity_window,
+    event_counts,
+    maintenance_counts,
+    threshold_not_edge,
+)
 from monitor.model import SLO, Model
 from monitor.slo.guard import min_events
 
@@ -32,20 +38,44 @@ def windows(slo: SLO) -> list[str]:
     return [w for w, _ in cv.ROLLING_WINDOWS] + [slo.period_window]
 
 
+def _inside(window: str) -> str:
+    """``window`` less half a rule step: the rule samples of ``(t - window, t]`` and not the one at
+    ``t - window`` (Prometheus 2 range selectors include their left end)."""
+    step = cv.window_seconds(cv.SLO_RULE_INTERVAL)
+    return f"{cv.window_seconds(window) - step // 2}s"
+
+
+def _outside_maintenance(counted: str, kind: str, slo: SLO, window: str) -> str:
+    """``counted`` less the events that maintenance excluded in ``window``, never below 0."""
+    masked = f"sum(sum_over_time({cv.slo_maintenance_events_record(kind)}{_ids(slo)}[{_inside(window)}]))"
+    return f"clamp_min(\n{counted}\n-\n({masked} or vector(0)),\n0)"
+
+
 def _window_records(model: Model, slo: SLO, window: str, labels: dict[str, str]) -> list[dict[str, str]]:
     bad, valid = event_counts(model, slo, window)
     bad_rec, valid_rec = cv.slo_bad_events_record(window), cv.slo_valid_events_record(window)
     ratio = f"{bad_rec}{_ids(slo)}\n/\n({valid_rec}{_ids(slo)} > 0)"
     return [
-        record(valid_rec, valid, labels),
-        record(bad_rec, bad, labels),
+        record(valid_rec, _outside_maintenance(valid, "valid", slo, window), labels),
+        record(bad_rec, _outside_maintenance(bad, "bad", slo, window), labels),
         record(cv.sli_error_ratio_record(window), ratio, labels),
+    ]
+
+
+def maintenance_records(model: Model, slo: SLO) -> list[dict[str, str]]:
+    """This step's valid and bad events on endpoints in maintenance (absent outside maintenance)."""
+    bad, valid = maintenance_counts(model, slo)
+    labels = slo_labels(slo)
+    return [
+        record(cv.slo_maintenance_events_record("valid"), valid, labels),
+        record(cv.slo_maintenance_events_record("bad"), bad, labels),
     ]
 
 
 def recording_rules(model: Model, slo: SLO) -> Group:
     labels = slo_labels(slo)
-    records = [r for w in windows(slo) for r in _window_records(model, slo, w, labels)]
+    records = maintenance_records(model, slo)
+    records += [r for w in windows(slo) for r in _window_records(model, slo, w, labels)]
     period_ratio = cv.sli_error_ratio_record(slo.period_window) + _ids(slo)
     records += [
         record(cv.SLO_META_OBJECTIVE_RECORD, f"vector({q.num(slo.objective)})", labels),
@@ -159,7 +189,6 @@ def slo_groups(model: Model, request_class: str | None = None) -> list[Group]:
     out = []
     for slo in (s for s in model.slos if request_class in (None, s.request_class)):
         records = recording_rules(model, slo).records
-        out.append(
-            Group(f"m3mon-slo-{slo.request_class}-{slo.name}", records=records, alerts=alerts(model, slo))
-        )
+        name = f"m3mon-slo-{slo.request_class}-{slo.name}"
+        out.append(Group(name, records=records, alerts=alerts(model, slo), interval=cv.SLO_RULE_INTERVAL))
     return out

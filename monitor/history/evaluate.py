@@ -39,7 +39,9 @@ class SliceCounter:
 
     def __init__(self, store: Store, since: float, until: float) -> None:
         s = EventSliceRow
-        q = select(s.slo_id, s.end, s.good, s.total).where(s.end > since, s.end <= until)
+        q = select(s.slo_id, s.end, s.good, s.total).where(
+            s.end > since, s.end <= until, s.maintenance.is_(None)
+        )
         rows: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
         with store.session() as session:
             for slo_id, end, good, total in session.execute(q):

@@ -22,7 +22,7 @@ import numpy as np
 from monitor.history import probes, server
 from monitor.history.evaluate import evaluate_history
 from monitor.history.pool import Pool, PoolState, make_pool, state
-from monitor.history.scenario import Scenario, scenario
+from monitor.history.scenario import DAY, Scenario, scenario
 from monitor.history.write import Outage, apply_bulk, finish, through_outage
 from monitor.model import Endpoint, Model, RequestClass
 from monitor.store import DeploymentFingerprint, Store
@@ -153,6 +153,16 @@ def _write(
     finish(store)
 
 
+def planned(model: Model, start: float, end: float) -> tuple[tuple[str, float, float], ...]:
+    """(pool, start, end) of every maintenance occurrence in ``(start, end]`` covering a whole endpoint."""
+    return tuple(
+        (pool, o.start, o.end)
+        for w in model.maintenance.windows
+        for o in w.between(start, end)
+        for pool in sorted(w.whole_endpoints)
+    )
+
+
 def write_history(
     model: Model,
     store: Store,
@@ -171,7 +181,7 @@ def write_history(
     (default all); ``outage`` = (how to take the database away, the spool folder) sends the writes
     of the scenario's outage through the buffered writer.
     """
-    scn = scenario(end, days)
+    scn = scenario(end, days, planned(model, end - days * DAY, end))
     hist, clock = History(scn), time.perf_counter()
     pools = {ep.name: make_pool(ep.name, ep.deployment.max_model_len or 131072, scn,
                                 otlp is None or ep.name in otlp) for ep in model.endpoints}  # fmt: skip

@@ -9,7 +9,10 @@ A history of ``days`` days ends at ``end`` (the moment the demo starts). Over it
 * one pool gets a **deployment change** (a new vLLM release with more GPU memory for the KV cache:
   a new fingerprint, and more requests fit at once, so its queue drains);
 * the monitor's **database goes away** for a short while; the writes of that stretch are spooled
-  by the real :class:`~monitor.store.BufferedWriter` and replayed when it is back.
+  by the real :class:`~monitor.store.BufferedWriter` and replayed when it is back;
+* a pool is **down for planned work** during each occurrence of a maintenance window of the model
+  that covers the whole endpoint (every request fails with HTTP 503); the store leaves those
+  events out of the SLIs, as it does live.
 
 Everything is placed relative to ``end`` and ``days``, so the same arguments give the same story.
 """
@@ -33,6 +36,8 @@ PREVIOUS_VLLM = "0.32.1"
 PREVIOUS_GPU_MEMORY = 0.85
 PREVIOUS_KV_BLOCKS = 5120
 OUTAGE_SECONDS = 20 * 60.0
+#: A pool restarting for planned work: every request refused.
+PLANNED_FAULTS = Faults(error_rate=1.0, error_status=503)
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,13 @@ class Scenario:
     brownout_pool: str = BROWNOUT_POOL
     deployment_pool: str = DEPLOYMENT_POOL
     brownout_faults: Faults = field(default_factory=lambda: BROWNOUT_FAULTS)
+    #: (pool, start, end): the pool is down for planned work over ``(start, end]``.
+    planned: tuple[tuple[str, float, float], ...] = ()
 
     def faults(self, pool: str, t: float) -> Faults:
         """The faults active on ``pool`` at ``t``."""
+        if any(pool == p and a < t <= b for p, a, b in self.planned):
+            return PLANNED_FAULTS
         if pool == self.brownout_pool and self.brownout[0] <= t < self.brownout[1]:
             return self.brownout_faults
         return Faults()
@@ -61,9 +70,10 @@ def _at_hour(t: float, hour: float) -> float:
     return d.timestamp() + hour * 3600.0
 
 
-def scenario(end: float, days: float) -> Scenario:
+def scenario(end: float, days: float, planned: tuple[tuple[str, float, float], ...] = ()) -> Scenario:
     """The story of ``days`` days up to ``end``: brown-out mid-way, deployment change at 70 %,
-    database outage at 85 % of the span (each moved to a plausible hour of its day)."""
+    database outage at 85 % of the span (each moved to a plausible hour of its day), and the
+    ``planned`` work (pool, start, end) of the model's maintenance windows."""
     start = end - days * DAY
     span = end - start
     brown = min(_at_hour(start + 0.5 * span, 14 + 1 / 6), end - 2 * BROWNOUT_SECONDS)
@@ -75,6 +85,7 @@ def scenario(end: float, days: float) -> Scenario:
         (max(start, brown), max(start, brown) + BROWNOUT_SECONDS),
         max(start + 1.0, deploy),
         (max(start, outage), max(start, outage) + OUTAGE_SECONDS),
+        planned=planned,
     )
 
 

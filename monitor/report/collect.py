@@ -36,6 +36,7 @@ from monitor.report.data import (
 )
 from monitor.report.events import Windows
 from monitor.report.incidents import IncidentReader
+from monitor.report.maintenance import collect_maintenance
 from monitor.report.periods import previous
 from monitor.report.reader import reader_lines
 from monitor.report.redact import Redactor
@@ -118,4 +119,5 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         reader=reader_lines(classes, incidents),
         budget=collect_budget(model, w, end),
         contract=report_contract.collect(model, session, end),
+        maintenance=collect_maintenance(model, session, week.start, week.end, end, red),
     )

@@ -8,11 +8,12 @@ outputs cannot disagree. ``None`` always means "no data" and is shown as such, n
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from monitor.report.budget import ClassBudget
+from monitor.report.maintenance import MaintenanceSection
 
 #: Status of one SLO or one request class for the week (see docs/report.md "Status").
 Status = Literal["met", "at_risk", "missed", "no_data"]
@@ -259,6 +260,7 @@ class ReportData:
     reader: tuple[ReaderLine, ...] = ()
     budget: tuple[ClassBudget, ...] = ()  # error-budget policy and time to exhaustion (report/budget.py)
     contract: tuple[Any, ...] = ()  # the operating contract per class (report/contract.py)
+    maintenance: MaintenanceSection = field(default_factory=MaintenanceSection)  # report/maintenance.py
 
     @property
     def end(self) -> datetime:

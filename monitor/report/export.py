@@ -11,7 +11,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from monitor.report import budget, display
+from monitor.report import budget, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report.data import (
     BREAKDOWN_PARTS,
@@ -200,6 +200,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "capacity": [_capacity(c) for c in data.capacity],
         "budget": budget.to_json(data.budget),
         "contract": report_contract.to_json(data.contract),
+        "maintenance": maintenance.to_json(data.maintenance),
     }
 
 

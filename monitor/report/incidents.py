@@ -90,9 +90,14 @@ class IncidentReader:
         return datetime.fromtimestamp(t, self.tz)  # type: ignore[arg-type]
 
     def received(self, start: float, end: float) -> list[tuple[IncidentRow, float | None]]:
-        """Alerts firing at some time in the period, with their end as known at ``end``."""
+        """Alerts firing at some time in the period, with their end as known at ``end``; not the
+        informational ones (maintenance in progress: the report's maintenance section lists it)."""
         i = IncidentRow
-        q = select(i).where(i.starts_at < end, or_(i.ends_at.is_(None), i.ends_at > start))
+        q = select(i).where(
+            i.starts_at < end,
+            or_(i.ends_at.is_(None), i.ends_at > start),
+            i.alertname.not_in(cv.INFO_ALERT_NAMES),
+        )
         rows = self.session.scalars(q.order_by(i.starts_at, i.id))
         return [(r, r.ends_at if r.ends_at is not None and r.ends_at <= end else None) for r in rows]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from monitor.report import budget, charts, display
+from monitor.report import budget, charts, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report.data import BREAKDOWN_PARTS, SOURCE_DERIVED, ReportData
 
@@ -215,6 +215,7 @@ def render_markdown(d: ReportData) -> str:
         *_reader(d),
         *_slos(d),
         *budget.markdown(d.budget, escape, table),
+        *maintenance.markdown(d.maintenance, escape, table, display.when, display.duration),
         *_incidents(d),
         *_failures(d),
         *_deployments(d),

@@ -128,11 +128,12 @@ def evaluate_counts(slo: SLO, at: float, counts: Counter) -> SLOEvaluation:
 
 
 def slice_counter(slices: Iterable[EventSlice]) -> Counter:
-    """A :data:`Counter` over an in-memory list of slices (window membership by slice end)."""
+    """A :data:`Counter` over an in-memory list of slices (window membership by slice end; slices
+    excluded by maintenance count nowhere)."""
     items = list(slices)
 
     def counts(slo_id: str, start: float, end: float) -> tuple[float, float]:
-        chosen = [s for s in items if s.slo_id == slo_id and start < s.end <= end]
+        chosen = [s for s in items if s.slo_id == slo_id and start < s.end <= end and not s.maintenance]
         return sum(s.good for s in chosen), sum(s.total for s in chosen)
 
     return counts

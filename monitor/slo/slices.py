@@ -12,8 +12,11 @@ docs/slo-events.md states it in words):
 
 A server latency SLO whose threshold is not a bucket edge of the endpoint's histogram yields no
 slice for that endpoint ("no data"; the rules' ``SLOThresholdNotBucketEdge`` alert says why).
-Counts are clamped to ``0 <= good <= total`` so an interval with a counter reset never yields
-negative events. A cumulative reading (``signals.start is None``) yields no slices.
+A slice whose events happened inside a maintenance window of its class and endpoint (its ``end``
+in an occurrence's ``(start, end]``, :mod:`monitor.maintenance.calendar`) names the window in
+``maintenance`` and is counted by no window; it is still stored. Counts are clamped to
+``0 <= good <= total`` so an interval with a counter reset never yields negative events. A
+cumulative reading (``signals.start is None``) yields no slices.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 
 from monitor import conventions as cv
 from monitor import events
+from monitor.maintenance import Maintenance
 from monitor.model import SLO, Model
 from monitor.probes.result import ProbeResult
 from monitor.scrape.signals import Signals
@@ -50,6 +54,7 @@ class EventSlice:
     total: float
     source: str  # "probes" or "server"
     exact: bool = True
+    maintenance: str | None = None  # the window excluding these events (monitor.maintenance)
 
     @property
     def bad(self) -> float:
@@ -57,6 +62,7 @@ class EventSlice:
 
 
 def _clamped(
+    maintenance: Maintenance,
     slo: SLO,
     endpoint: str,
     origin: str,
@@ -68,7 +74,8 @@ def _clamped(
     total = max(0.0, total)
     good = min(max(0.0, good), total)
     source = SOURCE_SERVER if origin == SOURCE_SERVER else SOURCE_PROBES
-    return EventSlice(slo.id, endpoint, origin, span[0], span[1], good, total, source, exact)
+    excluded = maintenance.excluding(slo.request_class, endpoint, span[1])
+    return EventSlice(slo.id, endpoint, origin, span[0], span[1], good, total, source, exact, excluded)
 
 
 def _probe_counts(model: Model, slo: SLO, result: ProbeResult) -> tuple[float, float] | None:
@@ -103,7 +110,8 @@ def slices_from_probe(model: Model, result: ProbeResult) -> list[EventSlice]:
         counts = _probe_counts(model, slo, result)
         if counts is not None:
             span = (result.completed_at, result.completed_at)
-            out.append(_clamped(slo, result.endpoint, f"probe:{result.kind}", span, *counts))
+            origin = f"probe:{result.kind}"
+            out.append(_clamped(model.maintenance, slo, result.endpoint, origin, span, *counts))
     return out
 
 
@@ -157,5 +165,5 @@ def slices_from_signals(model: Model, endpoint: str, signals: Signals) -> list[E
         if counts is not None:
             good, total, exact = counts
             span = (signals.start, signals.end)
-            out.append(_clamped(slo, endpoint, SOURCE_SERVER, span, good, total, exact))
+            out.append(_clamped(model.maintenance, slo, endpoint, SOURCE_SERVER, span, good, total, exact))
     return out

@@ -1,6 +1,7 @@
 """Good/total event counts of an SLO over a window, from raw slices and hourly rollups.
 
-A window ``(a, t]`` is split on hour boundaries: the whole hours inside it are read from
+Slices excluded by a maintenance window (``maintenance`` set) count nowhere: not in raw sums,
+not in rollups. A window ``(a, t]`` is split on hour boundaries: the whole hours inside it are read from
 ``slice_rollups`` (one row per SLO per hour) and the ragged ends ``(a, A]`` and ``(B, t]`` from
 ``event_slices`` via the ``(slo_id, end)`` index. A 30-day window thus reads ~720 rollup rows
 and at most ~2 hours of raw slices instead of every slice of the month.
@@ -41,7 +42,8 @@ class EventCounts:
             return 0.0, 0.0
         s = EventSliceRow
         q = select(func.coalesce(func.sum(s.good), 0.0), func.coalesce(func.sum(s.total), 0.0))
-        row = self.session.execute(q.where(s.slo_id == slo_id, s.end > start, s.end <= end)).one()
+        where = (s.slo_id == slo_id, s.end > start, s.end <= end, s.maintenance.is_(None))
+        row = self.session.execute(q.where(*where)).one()
         return float(row[0]), float(row[1])
 
     def _hours(self, slo_id: str, first_end: float, last_end: float) -> tuple[float, float]:
@@ -90,7 +92,7 @@ def rebuild_rollups(session: Session) -> int:
     hour = _hour_end(session).label("hour_end")
     grouped = (
         select(s.slo_id, hour, func.sum(s.good), func.sum(s.total))
-        .where(s.end > first - HOUR)
+        .where(s.end > first - HOUR, s.maintenance.is_(None))
         .group_by(s.slo_id, hour)
     )
     cols = ("slo_id", "hour_end", "good", "total")

@@ -174,11 +174,12 @@ def event_time(op: Op) -> float | None:
 
 
 def write_slices(session: Session, slices: Sequence[dict[str, Any]]) -> int:
-    """Insert new slices and add exactly those to their hourly rollups; returns how many were new."""
+    """Insert new slices and add exactly those counted (not excluded by maintenance) to their hourly
+    rollups; returns how many were new."""
     keys = ("slo_id", "endpoint", "origin", "end")
     new = insert_ignore(session, EventSliceRow.__table__, slices, keys)  # type: ignore[arg-type]
     sums: dict[tuple[str, float], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for s in new:
+    for s in (s for s in new if not s.get("maintenance")):
         acc = sums[(s["slo_id"], hour_end(s["end"]))]
         acc[0] += s["good"]
         acc[1] += s["total"]

@@ -167,7 +167,8 @@ class ScrapeIntervalRow(Base):
 
 
 class EventSliceRow(Base):
-    """Good/total events of one SLO over ``(start, end]``, computed at ingest."""
+    """Good/total events of one SLO over ``(start, end]``, computed at ingest; counted unless
+    ``maintenance`` names the window that excluded them (kept, so the report can say how many)."""
 
     __tablename__ = "event_slices"
     __table_args__ = (
@@ -184,6 +185,8 @@ class EventSliceRow(Base):
     good: Mapped[float]
     total: Mapped[float]
     exact: Mapped[bool] = mapped_column(Boolean)
+    #: The maintenance window that excluded these events from every SLI (NULL: counted).
+    maintenance: Mapped[str | None] = mapped_column(String(63), nullable=True, default=None)
 
 
 class SliceRollupRow(Base):

@@ -64,11 +64,12 @@ def test_schema_rejects_a_broken_dashboard(generated: Path) -> None:
     assert list(jsonschema.Draft7Validator(_schema()).iter_errors(d))
 
 
-def test_template_variables_and_deployment_annotation(generated: Path) -> None:
+def test_template_variables_and_deployment_and_maintenance_annotations(generated: Path) -> None:
     for uid, d in _dashboards(generated).items():
         names = {t["name"] for t in d["templating"]["list"]}
         assert "datasource" in names and "endpoint" in names, uid
         assert any("m3mon_deployment_info" in a.get("expr", "") for a in d["annotations"]["list"])
+        assert any("M3MonMaintenanceInProgress" in a.get("expr", "") for a in d["annotations"]["list"])
     names = set().union(
         *({t["name"] for t in d["templating"]["list"]} for d in _dashboards(generated).values())
     )

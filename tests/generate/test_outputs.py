@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from monitor.conventions import OPERATIONAL_ALERT_NAMES, SLO_ALERT_NAMES
+from monitor.conventions import INFO_ALERT_NAMES, OPERATIONAL_ALERT_NAMES, SLO_ALERT_NAMES
 from tests.generate.conftest import REPO
 
 GENERATED_ROOTS = ("alerts", "dashboards", "deploy", "compose.yaml")
@@ -39,11 +39,11 @@ def _alerts(generated: Path) -> list[dict[str, object]]:
 def test_every_alert_has_labels_annotations_and_a_runbook(generated: Path) -> None:
     alerts = _alerts(generated)
     names = {str(a["alert"]) for a in alerts}
-    assert names == set(SLO_ALERT_NAMES) | set(OPERATIONAL_ALERT_NAMES)
+    assert names == set(SLO_ALERT_NAMES) | set(OPERATIONAL_ALERT_NAMES) | set(INFO_ALERT_NAMES)
     for a in alerts:
         labels, ann = a["labels"], a["annotations"]
         assert isinstance(labels, dict) and isinstance(ann, dict)
-        assert labels["severity"] in ("page", "ticket")
+        assert labels["severity"] in (("info",) if a["alert"] in INFO_ALERT_NAMES else ("page", "ticket"))
         assert {"summary", "description", "runbook_url"} <= ann.keys()
         assert ann["runbook_url"].endswith(f"/alerts/runbooks/{a['alert']}.md")
         runbook = generated / "alerts" / "runbooks" / f"{a['alert']}.md"

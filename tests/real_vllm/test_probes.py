@@ -28,9 +28,11 @@ from tests.e2e.stack import wait_until
 from tests.real_vllm.conftest import CLASS, LONG_PROMPT_TOKENS, Real, wait_for_probe_round
 from tests.real_vllm.stack import MAX_MODEL_LEN
 
-WHITESPACE = set("ĠĊĉč")
-#: Client minus server time allowed for loopback transfer and scheduling on a loaded 2-core machine.
-SLACK = 0.5  # byte-level BPE spellings of space, newline, tab, carriage return
+WHITESPACE = set("ĠĊĉč")  # byte-level BPE spellings of space, newline, tab, carriage return
+#: Client minus server time allowed for loopback transfer and scheduling, on the quietest of the probes.
+SLACK = 0.5
+#: Any one probe may be delayed by a busy shared machine, but never by this much (a unit or clock error).
+CEILING = 10.0
 
 
 def vocabulary(model_dir: Path) -> tuple[dict[str, int], dict[str, int]]:
@@ -162,10 +164,15 @@ def test_probe_timings_bound_the_servers_own_span_timings(real: Real) -> None:
         return {r.trace_id: r for r in rows} if len(rows) == len(ids) else {}
 
     by_trace = wait_until(spans, 30, "the server's spans of the probes, stored by m3mon run", every=0.5)
+    excess: dict[str, list[float]] = {"ttft": [], "e2e": []}
     for r in results:
         span = by_trace[r.trace_id]
         assert r.timings.ttft is not None and r.timings.e2e is not None and span.ttft and span.e2e
-        assert span.ttft <= r.timings.ttft <= span.ttft + SLACK, (r.timings, span.ttft)
-        assert span.e2e <= r.timings.e2e <= span.e2e + SLACK, (r.timings, span.e2e)
+        assert span.ttft <= r.timings.ttft <= span.ttft + CEILING, (r.timings, span.ttft)
+        assert span.e2e <= r.timings.e2e <= span.e2e + CEILING, (r.timings, span.e2e)
+        excess["ttft"].append(r.timings.ttft - span.ttft)
+        excess["e2e"].append(r.timings.e2e - span.e2e)
         assert span.completion_tokens == r.usage.completion_tokens == 24
+    # Scheduling noise only ever adds client time, so the quietest probe shows any systematic offset.
+    assert min(excess["ttft"]) <= SLACK and min(excess["e2e"]) <= SLACK, excess
     assert all(r.kind != "chat" or r.trace_id for r in real.rows(ProbeResultRow))

@@ -99,13 +99,17 @@ def test_burn_evaluations_become_one_derived_page_incident(tmp_path: Path) -> No
             incident.peak_burn,
         )
         assert joined.started_at.timestamp() == T0 + 10 * MIN
+
+        maintenance = _alert("M3MonMaintenanceInProgress", "f2", "info")  # listed apart, no incident
+        store.apply([alertmanager_op(maintenance, T0 + 31 * MIN)])
+        assert [i.alertname for i in _report(model, store).incidents] == ["SLOBurn"]
     finally:
         store.close()
 
 
-def _alert() -> dict[str, object]:
-    labels = {"alertname": "SLOBurn", "class": "chat", "slo": "availability", "severity": "page"}
-    alert = {"status": "resolved", "fingerprint": "f1", "labels": labels, "startsAt": "2026-11-25T10:10:00Z",
+def _alert(name: str = "SLOBurn", fingerprint: str = "f1", severity: str = "page") -> dict[str, object]:
+    labels = {"alertname": name, "class": "chat", "slo": "availability", "severity": severity}
+    alert = {"status": "resolved", "fingerprint": fingerprint, "labels": labels, "startsAt": "2026-11-25T10:10:00Z",
              "endsAt": "2026-11-25T10:30:00Z", "annotations": {"summary": "chat availability burning"}}  # fmt: skip
     return {"version": "4", "status": "resolved", "alerts": [alert]}
 

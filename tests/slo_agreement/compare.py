@@ -105,8 +105,27 @@ def detection(scn: Scenario, outcomes: list[Outcome]) -> list[str]:
     return out
 
 
+def hand_computed(scn: Scenario, outcomes: list[Outcome]) -> list[str]:
+    """The scenario's hand-computed ratios and first firing minutes, exactly, in every source."""
+    if scn.expected is None:
+        return []
+    out = []
+    for o in outcomes:
+        for m, window, want in scn.expected.ratios:
+            reading = o.readings.get(m)
+            got = reading.windows.get(window) if reading is not None else None
+            if got is None or not close(want, got.ratio):
+                out.append(f"{o.source}: min {m} {window} ratio {_fmt(got.ratio if got else None)}, "
+                           f"by hand {_fmt(want)}")  # fmt: skip
+        for alert, first in scn.expected.first_fires:
+            if alert in o.alerts and o.first_fire(alert) != first:
+                out.append(f"{o.source}: {alert} first fires at {o.first_fire(alert)}, by hand {first}")
+    return out
+
+
 def disagreements(scn: Scenario, oracle: Outcome, others: list[Outcome]) -> list[str]:
-    """Every disagreement with the oracle (and missed detection target), at most MAX_LINES per kind."""
+    """Every disagreement with the oracle (and missed detection target or hand-computed number),
+    at most MAX_LINES per kind."""
     lines: list[str] = []
     for other in others:
         checks = (("numbers", numbers(oracle, other)), ("alerts", alerts(oracle, other)),
@@ -115,4 +134,5 @@ def disagreements(scn: Scenario, oracle: Outcome, others: list[Outcome]) -> list
             lines += [f"[{other.source} {kind}] {line}" for line in found[:MAX_LINES]]
             if len(found) > MAX_LINES:
                 lines.append(f"[{other.source} {kind}] ... and {len(found) - MAX_LINES} more")
-    return lines + [f"[detection] {line}" for line in detection(scn, [oracle, *others])]
+    lines += [f"[detection] {line}" for line in detection(scn, [oracle, *others])]
+    return lines + [f"[by hand] {line}" for line in hand_computed(scn, [oracle, *others])]

@@ -20,14 +20,12 @@ from typing import Any
 
 from monitor.store.migrate import upgrade
 from tests.slo_agreement import oracle, prometheus, series, store
-from tests.slo_agreement.config import config
+from tests.slo_agreement.config import T0, config
 from tests.slo_agreement.exposition import server_pages
 from tests.slo_agreement.probe_results import probe_results
 from tests.slo_agreement.results import STORE_ALERTS, Outcome
 from tests.slo_agreement.streams import Scenario
 
-#: Where scenario time 0 is for the store (Unix seconds): 2026-01-05 00:00 UTC, a Monday.
-T0 = 1_767_571_200.0
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -1,7 +1,8 @@
 """The oracle: a scenario's SLO numbers and alerts, written from docs/slo-events.md alone.
 
 It imports nothing from :mod:`monitor`: every table below is copied from the documentation
-(docs/slo-events.md §1–3, categories from docs/probes.md), and arithmetic is exact
+(docs/slo-events.md §1–3, categories from docs/probes.md, maintenance windows from the
+definition in docs/maintenance.md), and arithmetic is exact
 (:class:`fractions.Fraction`) so that "above the threshold" and the minimum-events ceiling are
 decided without rounding. Floats come out only at the end.
 """
@@ -140,16 +141,27 @@ def server_event(scn: Scenario, step: ServerMinute) -> Event | None:
     return Event(at, valid, sum(n for v, n in step.latencies if v > slo.threshold))
 
 
+def excluded(scn: Scenario, pool: str, at: float) -> bool:
+    """Maintenance: an event of the class on the pool's endpoint at instant ``at`` counts for no SLI
+    when a window covering that class and endpoint has an occurrence with start < at <= end."""
+    return any(
+        (not w.pools or pool in w.pools) and w.start * MINUTE < at <= w.end * MINUTE for w in scn.maintenance
+    )
+
+
 def events(scn: Scenario) -> list[Event]:
+    """Every counted event, by time; probes run against the first pool's endpoint."""
     slo = scn.slo
+    found: list[tuple[str, Event | None]]
     if slo.sli == "goodput":
-        found = [goodput_event(r, scn.limits) for r in scn.probes]
+        found = [(scn.pools[0].name, goodput_event(r, scn.limits)) for r in scn.probes]
     elif slo.source == "probes":
-        found = [probe_event(r, slo.sli, slo.threshold) for r in scn.probes]
+        found = [(scn.pools[0].name, probe_event(r, slo.sli, slo.threshold)) for r in scn.probes]
     else:
         up = {p.name: p for p in scn.pools}
-        found = [server_event(scn, s) for s in scn.server if up[s.pool].up(s.minute)]
-    return sorted((e for e in found if e is not None), key=lambda e: e.at)
+        found = [(s.pool, server_event(scn, s)) for s in scn.server if up[s.pool].up(s.minute)]
+    kept = (e for pool, e in found if e is not None and not excluded(scn, pool, e.at))
+    return sorted(kept, key=lambda e: e.at)
 
 
 class Counts:

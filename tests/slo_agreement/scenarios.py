@@ -1,4 +1,4 @@
-"""Every agreement scenario: probe-sourced, server-sourced, and the detection-time targets.
+"""Every agreement scenario: probe-sourced, server-sourced, detection-time targets, maintenance windows.
 
 The detection scenarios are docs/slo-events.md §3's table: a 99.9 % / 30-day server availability
 SLO at 1000 requests a minute (every guard is met within a minute), a clean stretch, then an
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from tests.slo_agreement.results import BURN_PAGE, BURN_TICKET
 from tests.slo_agreement.scenarios_llm import LLM_SCENARIOS
+from tests.slo_agreement.scenarios_maintenance import MAINTENANCE_SCENARIOS
 from tests.slo_agreement.scenarios_probes import PROBE_SCENARIOS
 from tests.slo_agreement.scenarios_server import SERVER_SCENARIOS
 from tests.slo_agreement.streams import Detection, Scenario, SLODef, requests, traffic
@@ -42,6 +43,7 @@ DETECTION_SCENARIOS = (
     _detection("detect-half-pct", 5, 60, Detection(BURN_TICKET, 60, 900, never=(BURN_PAGE,)), 180),
 )
 
-SCENARIOS: tuple[Scenario, ...] = (*PROBE_SCENARIOS, *LLM_SCENARIOS, *SERVER_SCENARIOS, *DETECTION_SCENARIOS)
+SCENARIOS: tuple[Scenario, ...] = (*PROBE_SCENARIOS, *LLM_SCENARIOS, *SERVER_SCENARIOS, *DETECTION_SCENARIOS,
+                                   *MAINTENANCE_SCENARIOS)  # fmt: skip
 BY_NAME = {s.name: s for s in SCENARIOS}
 assert len(BY_NAME) == len(SCENARIOS), "scenario names must be unique"

@@ -6,6 +6,11 @@ completed at or before *m*·60 s. vLLM pools are the hand-written pages of
 :mod:`tests.slo_agreement.exposition`. Each page is parsed and given the target labels the
 generated scrape configuration sets (``job``, ``instance``, and ``endpoint`` on vLLM targets).
 A series that leaves a page gets a staleness marker, as Prometheus writes one.
+
+Maintenance windows are the two gauges the monitor's exporter publishes (docs/maintenance.md),
+written here from that definition: per window and covered (class, endpoint), the start and end
+of the occurrence holding the instant, else of the next one, absent once none remains. Times
+are promtool's, where scenario time 0 is 0.
 """
 
 from __future__ import annotations
@@ -18,14 +23,16 @@ from prometheus_client import CollectorRegistry, generate_latest
 from monitor.model import Model
 from monitor.probes.metrics import ProbeMetrics
 from monitor.slo.probe_goodput import judge
-from tests.slo_agreement.config import EXPORTER, JOB_MONITOR, JOB_VLLM, instance
+from tests.slo_agreement.config import EXPORTER, JOB_MONITOR, JOB_VLLM, instance, window_name
 from tests.slo_agreement.exposition import Labels, Pages, Sample, parse
 from tests.slo_agreement.probe_results import Results
-from tests.slo_agreement.streams import Scenario
+from tests.slo_agreement.streams import Scenario, Window
 
 STALE = "stale"
 Value = float | str | None  # a number, STALE, or None (no sample)
 Timeline = dict[tuple[str, Labels], list[Value]]
+MAINTENANCE_START = "m3mon_maintenance_start_timestamp_seconds"
+MAINTENANCE_END = "m3mon_maintenance_end_timestamp_seconds"
 
 
 def _monitor_pages(model: Model, results: Results, minutes: int, wanted: set[str]) -> list[list[Sample]]:
@@ -68,9 +75,26 @@ def timeline(model: Model, scn: Scenario, results: Results, pages: Pages, wanted
         for m, text in enumerate(texts):
             if text is not None:
                 _add(out, scn.minutes, m, (s for s in parse(text) if s[0] in wanted), vllm)
+    for w in scn.maintenance:
+        _maintenance(out, scn, w, wanted)
     for values in out.values():
         _mark_stale(values)
     return out
+
+
+def _maintenance(timeline: Timeline, scn: Scenario, w: Window, wanted: set[str]) -> None:
+    """The window's gauges per covered endpoint (one class each): the only occurrence, until its end."""
+    pools = w.pools or tuple(p.name for p in scn.pools)
+    whole_class = str(set(pools) == {p.name for p in scn.pools}).lower()
+    for pool in pools:
+        target: Labels = (("class", scn.name), ("endpoint", scn.endpoint(pool)), ("instance", EXPORTER),
+                          ("job", JOB_MONITOR), ("maintenance", window_name(scn, w)),
+                          ("whole_class", whole_class), ("whole_endpoint", "true"))  # fmt: skip
+        for name, value in ((MAINTENANCE_START, w.start * 60.0), (MAINTENANCE_END, w.end * 60.0)):
+            if name in wanted:
+                samples = [(name, (), value)]
+                for m in range(min(w.end, scn.minutes) + 1):  # current or next until t = end
+                    _add(timeline, scn.minutes, m, samples, target)
 
 
 def _mark_stale(values: list[Value]) -> None:

@@ -73,15 +73,19 @@ class ProbeRun:
 class Pool:
     """A vLLM server of the class; ``edges`` of its latency histogram (None: vLLM's defaults).
 
-    From minute ``gone_at`` on, its scrapes fail (the target is gone).
+    From minute ``gone_at`` on, its scrapes fail (the target is gone); in the minutes
+    ``[down[0], down[1])`` too (the server is down, e.g. being upgraded: no request finishes, and
+    the first step after should be a restart).
     """
 
     name: str
     edges: tuple[float, ...] | None = None
     gone_at: int | None = None
+    down: tuple[int, int] | None = None
 
     def up(self, minute: int) -> bool:
-        return self.gone_at is None or minute < self.gone_at
+        restarting = self.down is not None and self.down[0] <= minute < self.down[1]
+        return not restarting and (self.gone_at is None or minute < self.gone_at)
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,32 @@ class Detection:
 
 
 @dataclass(frozen=True)
+class Window:
+    """A one-off maintenance window over the scenario minutes ``(start, end]`` (docs/maintenance.md).
+
+    It covers the scenario's class on ``pools`` (empty: the whole class, written as ``classes:``;
+    else those pools' endpoints, written as ``endpoints:``).
+    """
+
+    name: str
+    start: int
+    end: int
+    pools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Expected:
+    """Numbers computed by hand that every source (oracle included) must show.
+
+    ``ratios``: (minute, window, error ratio; None: no data); ``first_fires``: (alert, the minute
+    it first fires; None: never) — exact, the ±1-minute tolerance does not apply.
+    """
+
+    ratios: tuple[tuple[int, str, float | None], ...] = ()
+    first_fires: tuple[tuple[str, int | None], ...] = ()
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     about: str
@@ -129,12 +159,15 @@ class Scenario:
     finding: str = ""
     limits: tuple[SLODef, ...] = ()  # more latency SLOs of the class, not compared: goodput's limits
     extra_checks: tuple[int, ...] = field(default=())
+    maintenance: tuple[Window, ...] = ()
+    expected: Expected | None = None
 
     @property
     def checks(self) -> tuple[int, ...]:
         """Minutes at which every window's numbers are compared (alerts: every minute)."""
         every = 5 if self.minutes <= 240 else 15
-        return tuple(sorted({*range(0, self.minutes + 1, every), self.minutes, *self.extra_checks}))
+        hand = {m for m, _, _ in self.expected.ratios} if self.expected is not None else set()
+        return tuple(sorted({*range(0, self.minutes + 1, every), self.minutes, *self.extra_checks, *hand}))
 
     def endpoint(self, pool: str) -> str:
         return f"{self.name}-{pool}"

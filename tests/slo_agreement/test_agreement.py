@@ -16,7 +16,8 @@ read at every minute, on all five SLO alerts; the store at the check minutes and
 within 2 of a change of the oracle's alerts, on the burn-rate and budget-exhausted alerts (it
 has no absent-metric or bucket-edge notion), and its stored status must be the one the numbers
 imply (docs/store-and-slo.md). Detection scenarios also check every source's first firing
-against docs/slo-events.md §3.
+against docs/slo-events.md §3; scenarios with numbers computed by hand (maintenance windows)
+check them exactly in every source.
 
 ``python -m tests.slo_agreement.table`` prints the numbers of every scenario as tables.
 """

@@ -7,7 +7,14 @@ from typing import Any
 from grafanalib import core as g
 
 from monitor import conventions as cv
-from monitor.generate.dashboards.panels import Layout, Query, deployment_annotation, template_vars, to_json
+from monitor.generate.dashboards.panels import (
+    Layout,
+    Query,
+    deployment_annotation,
+    maintenance_annotation,
+    template_vars,
+    to_json,
+)
 from monitor.model import Model
 
 RATE = "$__rate_interval"
@@ -94,7 +101,7 @@ def dashboard(
         templating=g.Templating(list=template_vars(*variables)),
         schemaVersion=39,
     )
-    annotations = [deployment_annotation(model.alerting.job_monitor)]
+    annotations = [deployment_annotation(model.alerting.job_monitor), maintenance_annotation()]
     return to_json(d, annotations, banner)
 
 

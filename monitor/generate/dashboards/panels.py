@@ -172,6 +172,20 @@ def deployment_annotation(job_monitor: str) -> dict[str, Any]:
     }
 
 
+def maintenance_annotation() -> dict[str, Any]:
+    """Annotation over every stretch in which a maintenance window held (docs/maintenance.md)."""
+    return {
+        "name": "Maintenance",
+        "datasource": DS,
+        "enable": True,
+        "iconColor": "blue",
+        "expr": f'ALERTS{{alertname="{cv.ALERT_MAINTENANCE}",alertstate="firing"}}',
+        "step": "60s",
+        "titleFormat": "Maintenance {{maintenance}}: {{class}} on {{endpoint}}",
+        "tagKeys": "maintenance,class,endpoint",
+    }
+
+
 def _clean(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items() if v is not None}

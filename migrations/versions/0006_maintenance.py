@@ -1,0 +1,28 @@
+"""maintenance: event slices remember the maintenance window that excluded them
+
+Revision ID: 0006
+Revises: 0005
+Create Date: 2026-11-30 17:30:00.000000
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0006"
+down_revision: str | Sequence[str] | None = "0005"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("event_slices") as batch:
+        batch.add_column(sa.Column("maintenance", sa.String(length=63), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("event_slices") as batch:
+        batch.drop_column("maintenance")

@@ -1,0 +1,29 @@
+"""Durations as the user writes them: ``250ms``, ``15s``, ``5m``, ``1h``, ``30d``, ``1w`` or seconds."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BeforeValidator
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from ``250ms``, ``15s``, ``5m``, ``1h``, ``30d``, ``1w`` or a plain number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 15s, 5m or 30d")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise ValueError(f"expected a positive duration, got {value}")
+        return float(value)
+    if isinstance(value, str):
+        match = _DURATION.match(value.strip())
+        if match and float(match.group(1)) > 0:
+            return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    raise ValueError(f"expected a duration such as 15s, 5m or 30d, got {value!r}")
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
