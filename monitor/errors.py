@@ -54,5 +54,9 @@ class GenerateError(M3MonError):
     """Rules, dashboards or routing could not be generated from the configuration."""
 
 
+class ServiceError(M3MonError):
+    """``m3mon run`` could not start, e.g. its ``exporter.listen`` address is taken."""
+
+
 class ReportError(M3MonError):
     """The weekly report could not be built or delivered."""

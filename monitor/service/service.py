@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import signal
+import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -21,6 +23,7 @@ from datetime import datetime
 import uvicorn
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from monitor.errors import ServiceError
 from monitor.exporter import Exporter
 from monitor.fleet.role import FleetMetrics, FleetRole
 from monitor.model import Model
@@ -138,6 +141,16 @@ class Service:
             tls.restrict(config.ssl)
         return _QuietServer(config)
 
+    def _listen_socket(self) -> socket.socket:
+        host, port = self.model.exporter_listen.rsplit(":", 1)
+        try:
+            return socket.create_server((host, int(port)))
+        except OSError as exc:
+            raise ServiceError(
+                f"cannot listen on {self.model.exporter_listen} (exporter.listen): "
+                f"{os.strerror(exc.errno) if exc.errno else exc}"
+            ) from None
+
     def _announce(self) -> None:
         scheme = "https" if self.web and self.web.tls else "http"
         if self.web is None:
@@ -157,7 +170,11 @@ class Service:
         task.add_done_callback(self._reloads.discard)
 
     async def serve(self, duration: float | None = None) -> None:
-        """Run until SIGTERM/SIGINT (or for ``duration`` seconds), then shut down cleanly."""
+        """Run until SIGTERM/SIGINT (or for ``duration`` seconds), then shut down cleanly.
+
+        The listening socket is bound first, so a taken address fails before anything starts
+        (:class:`~monitor.errors.ServiceError`, one line), not inside the HTTP server."""
+        sock = self._listen_socket()
         self.server = self._server()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -168,7 +185,7 @@ class Service:
         await self.jobs.register_endpoints()
         self.plan()
         self.scheduler.start()
-        server_task = asyncio.create_task(self.server.serve())
+        server_task = asyncio.create_task(self.server.serve(sockets=[sock]))
         self._announce()
         with suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), timeout=duration)
