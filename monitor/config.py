@@ -8,9 +8,8 @@ the rest of the package uses. Every problem is reported as ``FILE:LINE: YAML.PAT
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -25,6 +24,7 @@ from monitor.durations import Duration, parse_duration
 from monitor.errors import ConfigError
 from monitor.maintenance import MaintenanceFileSpec, MaintenanceSpec
 from monitor.maintenance import problems as maintenance_problems
+from monitor.yaml_problems import line_of, problem_lines, read_yaml, validation_problems
 
 CONFIG_VERSION = "m3mon/v1"
 
@@ -282,61 +282,6 @@ def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
     return problems
 
 
-def _format_path(loc: tuple[str | int, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def _line_of(root: yaml.Node | None, loc: tuple[str | int, ...]) -> int | None:
-    """1-based line of the deepest YAML node that ``loc`` reaches."""
-    node, line = root, (root.start_mark.line + 1 if root is not None else None)
-    for part in loc:
-        nxt: yaml.Node | None = None
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if key.value == part:
-                    nxt, line = value, key.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            nxt = node.value[part]
-            line = nxt.start_mark.line + 1
-        if nxt is None:
-            break
-        node = nxt
-    return line
-
-
-def _message(err: Any) -> str:
-    kind, msg, given = str(err["type"]), str(err["msg"]), err.get("input")
-    if kind == "extra_forbidden":
-        return "unknown key (not part of m3mon/v1)"
-    if kind == "missing":
-        return "required key is missing"
-    if kind == "literal_error":
-        return f"expected {msg.removeprefix('Input should be ')}, got {given!r}"
-    if kind == "string_pattern_mismatch":
-        pattern = err.get("ctx", {}).get("pattern", "")
-        return f"expected {_PATTERN_WORDS.get(pattern, 'a value matching ' + pattern)}, got {given!r}"
-    if kind == "too_short":
-        return f"expected at least {err.get('ctx', {}).get('min_length', 1)} item(s), got none"
-    msg = str(msg).removeprefix("Value error, ")
-    if kind.endswith(("_parsing", "_type")) or kind.startswith(("greater", "less")):
-        return f"{msg[0].lower()}{msg[1:]}, got {given!r}"
-    return msg
-
-
-def read_yaml(text: str, source: str) -> tuple[Any, Any]:
-    """(node tree for line numbers, data) of YAML ``text``; :class:`ConfigError` naming the line if
-    it is not YAML. Shared by the config and the replay profile."""
-    try:
-        return yaml.compose(text), yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise ConfigError([f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
-
-
 def parse_config(text: str, source: str = "<config>") -> ConfigSpec:
     """Validate YAML text; raise :class:`ConfigError` listing every problem with file, line and path."""
     root, data = read_yaml(text, source)
@@ -345,27 +290,24 @@ def parse_config(text: str, source: str = "<config>") -> ConfigSpec:
     if data.get("version") != CONFIG_VERSION:
         raise ConfigError(
             [
-                f"{source}:{_line_of(root, ('version',))}: version: expected {CONFIG_VERSION!r}, "
+                f"{source}:{line_of(root, ('version',))}: version: expected {CONFIG_VERSION!r}, "
                 f"got {data.get('version')!r}"
             ]
         )
     try:
         spec = ConfigSpec.model_validate(data)
     except ValidationError as exc:
-        problems = [(tuple(e["loc"]), _message(e)) for e in exc.errors()]
+        problems = validation_problems(exc, _PATTERN_WORDS)
     else:
         problems = _cross_check(spec)
     if problems:
-        raise ConfigError(_lines(problems, root, source))
+        raise ConfigError(problem_lines(problems, root, source))
     return spec
 
 
-def _lines(problems: list[tuple[tuple[str | int, ...], str]], root: Any, source: str) -> list[str]:
-    return [f"{source}:{_line_of(root, loc)}: {_format_path(loc)}: {msg}" for loc, msg in problems]
-
-
-def parse_maintenance_file(text: str, source: str, spec: ConfigSpec) -> list[MaintenanceSpec]:
-    """The windows of a maintenance file, checked against the config ``spec`` (names, duplicates)."""
+def parse_maintenance_file(text: str, source: str, spec: ConfigSpec | None) -> list[MaintenanceSpec]:
+    """The windows of a maintenance file; with the config ``spec``, also checked against it (names
+    of classes and endpoints, names unique across the config and the file)."""
     root, data = read_yaml(text, source)
     if not isinstance(data, dict):
         raise ConfigError(
@@ -374,14 +316,14 @@ def parse_maintenance_file(text: str, source: str, spec: ConfigSpec) -> list[Mai
     try:
         doc = MaintenanceFileSpec.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(
-            _lines([(tuple(e["loc"]), _message(e)) for e in exc.errors()], root, source)
-        ) from None
+        raise ConfigError(problem_lines(validation_problems(exc, _PATTERN_WORDS), root, source)) from None
+    if spec is None:
+        return doc.maintenance
     found = maintenance_problems([*spec.maintenance, *doc.maintenance], spec.served())
     shift = len(spec.maintenance)  # report file positions, not positions in the combined list
     if found:
         problems = [(("maintenance", int(loc[0]) - shift, *loc[1:]), msg) for loc, msg in found]
-        raise ConfigError(_lines(problems, root, source))
+        raise ConfigError(problem_lines(problems, root, source))
     return doc.maintenance
 
 

@@ -1,4 +1,4 @@
-"""maintenance: event slices remember the maintenance window that excluded them
+"""maintenance: event slices remember the maintenance window that excluded them (indexed for the report)
 
 Revision ID: 0006
 Revises: 0005
@@ -21,8 +21,16 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     with op.batch_alter_table("event_slices") as batch:
         batch.add_column(sa.Column("maintenance", sa.String(length=63), nullable=True))
+    op.create_index(
+        "ix_event_slices_maintenance_end",
+        "event_slices",
+        ["maintenance", "end"],
+        sqlite_where=sa.text("maintenance IS NOT NULL"),
+        postgresql_where=sa.text("maintenance IS NOT NULL"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_event_slices_maintenance_end", table_name="event_slices")
     with op.batch_alter_table("event_slices") as batch:
         batch.drop_column("maintenance")

@@ -44,7 +44,9 @@ def register(sub: Any) -> None:
     ls.add_argument("--since", default="7d", metavar="DURATION", help="how far back (default 7d)")
     ls.add_argument("--until", default="7d", metavar="DURATION", help="how far ahead (default 7d)")
     ls.add_argument("--class", dest="request_class", metavar="CLASS", help="only windows touching CLASS")
-    ls.add_argument("--now", metavar="TIME", help="ISO 8601 time to list around (default: now)")
+    ls.add_argument(
+        "--now", metavar="TIME", help="ISO 8601 time or Unix seconds to list around (default: now)"
+    )
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ls.set_defaults(func=run_list)
 
@@ -147,16 +149,6 @@ def _listen(config: ConfigSpec | None) -> str:
     return f"{scheme}://{'127.0.0.1' if host in ('', '0.0.0.0', '::', '[::]') else host}:{port}"
 
 
-def _now(text: str | None) -> datetime:
-    if text is None:
-        return datetime.now(UTC)
-    try:
-        now = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"--now: expected an ISO 8601 time, got {text!r}") from None
-    return now if now.tzinfo is not None else now.replace(tzinfo=UTC)
-
-
 def _seconds(option: str, text: str) -> float:
     from monitor.durations import parse_duration
 
@@ -167,10 +159,11 @@ def _seconds(option: str, text: str) -> float:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from monitor.cli.slo import parse_time
     from monitor.model import load_model
 
     model = load_model(args.config)
-    now = _now(args.now).timestamp()
+    now = parse_time(args.now, "--now")
     since, until = now - _seconds("--since", args.since), now + _seconds("--until", args.until)
     if args.request_class and args.request_class not in {c.name for c in model.classes}:
         known = ", ".join(c.name for c in model.classes)

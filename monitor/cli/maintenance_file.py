@@ -19,9 +19,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from monitor.config import CONFIG_VERSION, ConfigSpec, parse_maintenance_file, read_yaml
-from monitor.errors import ConfigError, M3MonError, UsageError
-from monitor.maintenance import MaintenanceFileSpec, MaintenanceSpec, problems
+from monitor.config import CONFIG_VERSION, ConfigSpec, parse_maintenance_file
+from monitor.errors import M3MonError, UsageError
+from monitor.maintenance import MaintenanceSpec, problems
 
 #: Spec field -> the ``m3mon maintenance add`` option that sets it.
 OPTIONS = {
@@ -109,20 +109,7 @@ def read_windows(path: Path, config: ConfigSpec | None) -> tuple[str | None, lis
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None, []
-    return text, windows_of(text, str(path), config)
-
-
-def windows_of(text: str, source: str, config: ConfigSpec | None) -> list[MaintenanceSpec]:
-    if config is not None:
-        return parse_maintenance_file(text, source, config)
-    _, data = read_yaml(text, source)
-    try:
-        return MaintenanceFileSpec.model_validate(data).maintenance
-    except ValidationError as exc:
-        lines = [
-            f"{source}: {'.'.join(map(str, e['loc'])) or '(top level)'}: {e['msg']}" for e in exc.errors()
-        ]
-        raise ConfigError(lines) from None
+    return text, parse_maintenance_file(text, str(path), config)
 
 
 def dump(value: Any) -> str:
@@ -169,7 +156,7 @@ def add_to_file(path: Path, entry: dict[str, Any], spec: MaintenanceSpec, config
     text, before = read_windows(path, config)
     check_names(spec, [*(config.maintenance if config else ()), *before], config)
     new_text = appended(text, entry)
-    after = windows_of(new_text, str(path), config)
+    after = parse_maintenance_file(new_text, str(path), config)
     if len(after) != len(before) + 1 or after[-1] != spec:
         raise M3MonError(
             f"{path}: appending the window did not give the file plus that window; nothing written"

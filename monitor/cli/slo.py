@@ -38,8 +38,8 @@ def register(sub: Any) -> None:
     ev.set_defaults(func=run_evaluate)
 
 
-def parse_time(text: str | None) -> float:
-    """Unix seconds from ``--at``; now when absent."""
+def parse_time(text: str | None, option: str = "--at") -> float:
+    """Unix seconds from an ISO 8601 time or Unix seconds given as ``option``; now when absent."""
     if text is None:
         return time.time()
     try:
@@ -49,7 +49,7 @@ def parse_time(text: str | None) -> float:
     try:
         d = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"--at: expected an ISO 8601 time or Unix seconds, got {text!r}") from None
+        raise UsageError(f"{option}: expected an ISO 8601 time or Unix seconds, got {text!r}") from None
     return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
 
 

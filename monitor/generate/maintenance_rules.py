@@ -13,6 +13,7 @@ from __future__ import annotations
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate.rules import Alert, Group
+from monitor.generate.runbooks import Runbook
 from monitor.model import Model
 
 
@@ -33,3 +34,29 @@ def maintenance_alert(model: Model) -> Alert:
 
 def maintenance_groups(model: Model) -> list[Group]:
     return [Group("m3mon-maintenance", alerts=(maintenance_alert(model),))]
+
+
+MAINTENANCE_RUNBOOKS = {
+    cv.ALERT_MAINTENANCE: Runbook(
+        "info",
+        "A planned maintenance window from the config or its maintenance file is in progress for this "
+        "class on this endpoint. Its events count in no SLI (both the rules and the stored evaluations "
+        "leave them out), and while it fires Alertmanager holds back the class's burn alerts (when the "
+        "window covers the class on every endpoint) and alerts about the endpoint (when it covers every "
+        "class the endpoint serves). Nobody needs to act on it.",
+        (
+            "`m3mon maintenance list -c monitor.yaml` shows the window, its occurrences and its reason.",
+            "Check that the work is really planned for now: a wrong time zone or RRULE excludes real "
+            "incidents from the SLOs.",
+        ),
+        f"{cv.MAINTENANCE_END} - time()",
+        "vllm:num_requests_running|vllm:num_requests_waiting",
+        (
+            "Nothing while the work is on plan.",
+            "If the work ended early, shorten the window in the maintenance file and reload the monitor "
+            "(`kill -HUP` or `POST /-/reload`): events count again from the next minute.",
+            "If the window was wrong, fix it the same way; events already excluded stay excluded (the "
+            "rules cannot rewrite the past, so the store does not either).",
+        ),
+    ),
+}

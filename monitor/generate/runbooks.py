@@ -97,28 +97,6 @@ RUNBOOKS: dict[str, Runbook] = {
         ),
         slo_scoped=True,
     ),
-    cv.ALERT_MAINTENANCE: Runbook(
-        "info",
-        "A planned maintenance window from the config or its maintenance file is in progress for this "
-        "class on this endpoint. Its events count in no SLI (both the rules and the stored evaluations "
-        "leave them out), and while it fires Alertmanager holds back the class's burn alerts (when the "
-        "window covers the class on every endpoint) and alerts about the endpoint (when it covers every "
-        "class the endpoint serves). Nobody needs to act on it.",
-        (
-            "`m3mon maintenance list -c monitor.yaml` shows the window, its occurrences and its reason.",
-            "Check that the work is really planned for now: a wrong time zone or RRULE excludes real "
-            "incidents from the SLOs.",
-        ),
-        f"{cv.MAINTENANCE_END} - time()",
-        "vllm:num_requests_running|vllm:num_requests_waiting",
-        (
-            "Nothing while the work is on plan.",
-            "If the work ended early, shorten the window in the maintenance file and reload the monitor "
-            "(`kill -HUP` or `POST /-/reload`): events count again from the next minute.",
-            "If the window was wrong, fix it the same way; events already excluded stay excluded (the "
-            "rules cannot rewrite the past, so the store does not either).",
-        ),
-    ),
     cv.ALERT_METRIC_ABSENT: Runbook(
         "ticket",
         "The metric the SLO is computed from has no samples: the SLO is blind and cannot alert.",
@@ -399,9 +377,10 @@ def _template() -> jinja2.Template:
 def render_runbooks(alert_names: list[str], banner: str) -> dict[str, str]:
     """``{AlertName: markdown}`` for every alert; a missing runbook is a :class:`GenerateError`."""
     from monitor.generate.fleet_runbooks import FLEET_RUNBOOKS
+    from monitor.generate.maintenance_rules import MAINTENANCE_RUNBOOKS
     from monitor.generate.self_runbooks import SELF_RUNBOOKS  # imports Runbook from here
 
-    books = {**RUNBOOKS, **SELF_RUNBOOKS, **FLEET_RUNBOOKS}
+    books = {**RUNBOOKS, **SELF_RUNBOOKS, **FLEET_RUNBOOKS, **MAINTENANCE_RUNBOOKS}
     missing = sorted(set(alert_names) - books.keys())
     if missing:
         raise GenerateError(f"no runbook text for alerts: {', '.join(missing)}")

@@ -21,8 +21,8 @@ from typing import Any, Final, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from monitor.config import _format_path, _line_of, _message, read_yaml
 from monitor.errors import ConfigError
+from monitor.yaml_problems import problem_lines, read_yaml, validation_problems
 
 PROFILE_VERSION: Final = "m3mon-profile/v1"
 
@@ -138,12 +138,7 @@ def parse_profile(text: str, source: str = "<profile>") -> TrafficProfile:
     try:
         return TrafficProfile.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(
-            [
-                f"{source}:{_line_of(root, tuple(e['loc']))}: {_format_path(tuple(e['loc']))}: {_message(e)}"
-                for e in exc.errors()
-            ]
-        ) from None
+        raise ConfigError(problem_lines(validation_problems(exc), root, source)) from None
 
 
 def load_profile(path: str | Path) -> TrafficProfile:

@@ -22,6 +22,7 @@ from sqlalchemy import (
     MetaData,
     String,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -174,6 +175,14 @@ class EventSliceRow(Base):
     __table_args__ = (
         UniqueConstraint("slo_id", "endpoint", "origin", "end"),
         Index("ix_event_slices_slo_end", "slo_id", "end"),
+        # the report's maintenance section: the few excluded slices of a window, by time
+        Index(
+            "ix_event_slices_maintenance_end",
+            "maintenance",
+            "end",
+            sqlite_where=text("maintenance IS NOT NULL"),
+            postgresql_where=text("maintenance IS NOT NULL"),
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     slo_id: Mapped[str] = mapped_column(String(201))

@@ -11,10 +11,8 @@ also loads in vmalert (``-dryRun``).
 from __future__ import annotations
 
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from monitor.generate.fleet_rules import fleet_groups
 from monitor.generate.rules import rule_file
 from monitor.model import load_model
 from tests.fleet.stack import prometheus_shard
+from tests.support.exposition import serving
 from tests.support.prometheus import free_port, running_prometheus, wait_for
 from tests.support.real import require_binary
 
@@ -38,36 +37,6 @@ LIVE = {e for e in ENDPOINTS if prometheus_shard(e, 2) == 0}
 def _page() -> bytes:
     lines = [f'{cv.FLEET_ENDPOINT_OWNED}{{endpoint="{e}",shard="0"}} 1' for e in sorted(LIVE)]
     return ("\n".join([*lines, f"{cv.FLEET_EVALUATOR} 0", ""])).encode()
-
-
-@contextmanager
-def _exporter() -> Iterator[str]:
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = _page()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_POST(self) -> None:  # vmalert's notifications (this is its Alertmanager)
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @contextmanager
@@ -123,7 +92,7 @@ def test_fleet_rules_fire_alike_in_prometheus_and_vmalert(tmp_path: Path) -> Non
     vm_port, alert_port = free_port(), free_port()
     vm_url = f"http://127.0.0.1:{vm_port}"
     with (
-        _exporter() as target,
+        serving(_page) as target,
         _process([vm, f"-storageDataPath={tmp_path / 'vm'}", f"-httpListenAddr=127.0.0.1:{vm_port}",
                   "-search.latencyOffset=1s", "-search.disableCache", "-retentionPeriod=1d"], tmp_path / "vm.log", f"{vm_url}/health"),
         running_prometheus(_config(model, target, rules, vm_url), tmp_path) as prom,

@@ -9,14 +9,10 @@ are inhibited; the same alerts of interactive-32k and m3-repo are not.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
 import subprocess
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +26,9 @@ from monitor.generate.alertmanager import alertmanager_config
 from monitor.generate.maintenance_rules import maintenance_groups
 from monitor.generate.rules import rule_file
 from monitor.model import Model, build_model
-from tests.support.prometheus import free_port, running_prometheus, wait_for
+from tests.support.alertmanager import running_alertmanager
+from tests.support.exposition import serving
+from tests.support.prometheus import running_prometheus, wait_for
 from tests.support.real import require_binary
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "monitor.yaml"
@@ -43,55 +41,12 @@ def _model() -> Model:
     return build_model(parse_config(EXAMPLE.read_text() + "\n" + window, "monitor.yaml"))
 
 
-@contextlib.contextmanager
-def _serving(exporter: Exporter) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = exporter.render()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
-@contextlib.contextmanager
-def _alertmanager(model: Model, tmp: Path) -> Iterator[str]:
-    binary = require_binary("prometheus-alertmanager", "/usr/bin/prometheus-alertmanager")
+def _alertmanager_config(model: Model) -> dict[str, Any]:
     config = alertmanager_config(model)
     config["route"].update(group_wait="0s", group_interval="1s")  # test timing; inhibit_rules as generated
     for route in config["route"]["routes"]:
         route.update(group_wait="0s", group_interval="1s")
-    (tmp / "am.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    with (tmp / "am.log").open("ab") as log:
-        proc = subprocess.Popen([binary, f"--config.file={tmp / 'am.yml'}", f"--storage.path={tmp / 'am'}",
-                                 f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
-                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: httpx.get(f"{url}/-/ready", timeout=2).status_code == 200, 20, "Alertmanager ready")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    return config
 
 
 def _prometheus_config(model: Model, target: str, am: str, rules: Path) -> dict[str, Any]:
@@ -129,8 +84,8 @@ def test_a_maintenance_window_inhibits_its_class_and_endpoint_alerts_only(tmp_pa
     rules = tmp_path / "maintenance.rules.yml"
     rules.write_text(rule_file(maintenance_groups(model), model.alerting, "test"))
     with (
-        _serving(Exporter(model)) as target,
-        _alertmanager(model, tmp_path) as am,
+        serving(Exporter(model).render) as target,
+        running_alertmanager(_alertmanager_config(model), tmp_path) as am,
         running_prometheus(_prometheus_config(model, target, am, rules), tmp_path),
     ):
         wait_for(lambda: (cv.ALERT_MAINTENANCE, "extended-context") in _states(am), 40,

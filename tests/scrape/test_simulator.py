@@ -12,8 +12,8 @@ import pytest
 from monitor.model import Endpoint
 from monitor.scrape.collector import collect, fingerprint
 from monitor.scrape.signals import Histogram
+from monitor.sim import harness
 
-harness = pytest.importorskip("monitor.sim.harness", reason="simulator not available")
 pytestmark = pytest.mark.timeout(60)
 N = 8
 

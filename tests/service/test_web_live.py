@@ -12,10 +12,10 @@ import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-import yaml
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.util.re import parse_env_headers
@@ -25,7 +25,6 @@ from monitor.generate.compose import compose_file
 from monitor.generate.compose_secrets import AUTH_ENTRYPOINT
 from monitor.generate.prometheus_config import prometheus_config
 from monitor.model import load_model
-from tests.e2e.stack import stop as stop_tool
 from tests.service.live import (
     PASSWORD,
     TLS,
@@ -40,9 +39,9 @@ from tests.service.live import (
     write_web_config,
 )
 from tests.service.spans import CHILD, export
+from tests.support.alertmanager import running_alertmanager
 from tests.support.prometheus import query as prom_query
 from tests.support.prometheus import running_prometheus, wait_for
-from tests.support.real import require_binary
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -129,8 +128,7 @@ def test_the_monitor_watches_itself(monitor: Monitor) -> None:
     assert "without TLS or authentication" not in monitor.log()
 
 
-def _alertmanager(tmp: Path, monitor: Monitor) -> tuple[subprocess.Popen[bytes], str]:
-    binary = require_binary("prometheus-alertmanager", "/usr/bin/prometheus-alertmanager")
+def _alertmanager_config(monitor: Monitor) -> dict[str, Any]:
     config = alertmanager_config(load_model(monitor.config))
     hook = config["receivers"][-1]["webhook_configs"][0]
     assert hook["http_config"]["basic_auth"] == {
@@ -138,28 +136,18 @@ def _alertmanager(tmp: Path, monitor: Monitor) -> tuple[subprocess.Popen[bytes],
         "password_file": str(monitor.tmp / "password"),
     }
     assert hook["http_config"]["tls_config"] == {"ca_file": str(monitor.verify)}
-    (tmp / "am.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    with (tmp / "am.log").open("ab") as log:
-        proc = subprocess.Popen([binary, f"--config.file={tmp / 'am.yml'}", f"--storage.path={tmp / 'data'}",
-                                 f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
-                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    return proc, f"http://127.0.0.1:{port}"
+    return config
 
 
 def test_a_real_alertmanager_delivers_through_the_generated_credentials(
     monitor: Monitor, tmp_path: Path
 ) -> None:
-    proc, am = _alertmanager(tmp_path, monitor)
-    try:
-        wait_until(lambda: httpx.get(f"{am}/-/ready", timeout=2).status_code == 200, 20, "Alertmanager ready")
+    with running_alertmanager(_alertmanager_config(monitor), tmp_path) as am:
         alert = {"labels": {"alertname": "M3MonAuthTest", "class": "chat-32k", "slo": "availability"},
                  "annotations": {"summary": "sent by a real Alertmanager"},
                  "startsAt": datetime.now(UTC).isoformat()}  # fmt: skip
         assert httpx.post(f"{am}/api/v2/alerts", json=[alert], timeout=5).status_code == 200
         wait_until(lambda: monitor.count("incidents") >= 1, 30, "the incident stored", every=0.3)
-    finally:
-        stop_tool(proc)
     import sqlite3
 
     with sqlite3.connect(monitor.db) as db:

@@ -45,7 +45,7 @@ def running_prometheus(config: dict[str, Any], tmp: Path, ready_timeout: float =
         wait_for(lambda: _ready(url, proc, tmp), ready_timeout, "Prometheus /-/ready")
         yield url
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 def query(url: str, expr: str) -> list[dict[str, Any]]:
@@ -82,7 +82,7 @@ def _ready(url: str, proc: subprocess.Popen[bytes], tmp: Path) -> bool:
     return httpx.get(f"{url}/-/ready", timeout=2).status_code == 200
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
     try:
         proc.wait(10)
