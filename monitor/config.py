@@ -72,6 +72,16 @@ class EndpointSpec(_Strict):
     scrape_interval: Duration = 15.0
     metrics_path: str = "/metrics"
     deployment: DeploymentSpec = DeploymentSpec()
+    #: OTLP resource ``service.name`` of this endpoint's spans (default: the endpoint's name).
+    span_service_name: str | None = Field(default=None, min_length=1, max_length=200)
+    #: The class real-traffic spans count for in span goodput (default: routed by context ceiling).
+    span_class: Name | None = None
+
+    @model_validator(mode="after")
+    def _span_class(self) -> EndpointSpec:
+        if self.span_class is not None and self.span_class not in self.classes:
+            raise ValueError(f"span_class {self.span_class!r} is not one of its classes {self.classes}")
+        return self
 
 
 class SLOSpec(_Strict):
@@ -267,6 +277,11 @@ def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
                 problems.append(
                     (("endpoints", i, "classes", j), f"unknown request class {cls!r}; known: {known}")
                 )
+    services = [e.span_service_name or e.name for e in spec.endpoints]
+    for i, service in enumerate(services):
+        if service in services[:i]:
+            problems.append((("endpoints", i, "span_service_name"), f"span service name {service!r} is "
+                             "another endpoint's too (it is span_service_name, else the name)"))  # fmt: skip
     creds = spec.exporter.credentials
     if creds and creds.ca_file and not spec.alerting.monitor_receiver_url.startswith("https://"):
         problems.append((("alerting", "monitor_receiver_url"), "exporter.credentials.ca_file is set (the "
@@ -334,6 +349,8 @@ def load_config(path: str | Path) -> ConfigSpec:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([f"{p}: cannot read configuration: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{p}: not UTF-8 text: byte {exc.start} cannot be decoded"]) from None
     return parse_config(text, str(p))
 
 

@@ -339,8 +339,9 @@ OPERATIONAL_ALERT_NAMES: Final = (
 
 # --- OTLP trace receiver (m3mon run, POST /v1/traces) ----------------------------------------
 
-#: Spans received on ``/v1/traces`` by ``result``: stored (``llm_request``), ignored (any other
-#: span, e.g. the probes' own CLIENT spans), rejected (a malformed body; counts the request).
+#: Spans received on ``/v1/traces`` by ``result``: stored (``llm_request`` and GenAI-convention
+#: spans), ignored (any other span, e.g. the probes' own CLIENT spans), rejected (a malformed body;
+#: counts the request).
 OTLP_SPANS_RECEIVED: Final = "m3mon_otlp_spans_received_total"
 OTLP_STORED: Final = "stored"
 OTLP_IGNORED: Final = "ignored"
@@ -358,6 +359,8 @@ L_SHARD: Final = "shard"
 L_REPLICA: Final = "replica"
 ALERT_ENDPOINT_UNMONITORED: Final = "M3MonEndpointUnmonitored"
 ALERT_NO_EVALUATOR: Final = "M3MonNoEvaluator"
+#: Fleet: one replica of a shard is down while its partner is up (ticket; a whole shard pages).
+ALERT_REPLICA_DOWN: Final = "M3MonReplicaDown"
 
 
 def vllm_scrape_job(job: str, interval: str, single: bool) -> str:

@@ -39,6 +39,13 @@ class Endpoint:
     metrics_path: str = "/metrics"
     api_key_env: str | None = None
     deployment: Deployment = field(default_factory=Deployment)
+    span_service_name: str | None = None  # OTLP service.name of its spans (None: the name)
+    span_class: str | None = None  # the class its real-traffic spans count for (None: routed)
+
+    @property
+    def service_name(self) -> str:
+        """The OTLP resource ``service.name`` this endpoint's spans carry (docs/traces.md)."""
+        return self.span_service_name or self.name
 
     @property
     def metrics_url(self) -> str:
@@ -276,6 +283,8 @@ def build_model(
             metrics_path=e.metrics_path,
             api_key_env=e.api_key_env,
             deployment=Deployment(**e.deployment.model_dump()),
+            span_service_name=e.span_service_name,
+            span_class=e.span_class,
         )
         for e in spec.endpoints
     )
@@ -343,6 +352,8 @@ def _maintenance_file(spec: ConfigSpec, source: str) -> tuple[MaintenanceSpec, .
         return ()  # no windows planned yet: `m3mon maintenance add --file` creates it
     except OSError as exc:
         raise ConfigError([f"{path}: cannot read the maintenance file: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded"]) from None
     return tuple(parse_maintenance_file(text, path, spec))
 
 

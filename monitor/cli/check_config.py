@@ -5,6 +5,8 @@ After the summary come the findings, one line each:
 * ``warning:`` a probe-sourced SLO whose class's probes cannot fill a burn condition's long window
   to its minimum-events guard, or leave a short window empty on average (:mod:`monitor.slo.volume`).
   Warnings never change the exit status.
+* ``warning:`` a class marked ``dedicated_pool`` whose endpoint serves other classes too
+  (:mod:`monitor.contract.pools`).
 * with ``--metrics``: for every server-sourced latency SLO of the classes an endpoint serves, ``ok:``
   when its threshold is a bucket edge of the histogram that endpoint's page serves, ``error:`` when
   it is not, when the histogram is missing, or when the page cannot be read
@@ -278,7 +280,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"m3mon check-config: {exc}", file=sys.stderr)
         return 2
     print(summary(model))
-    for line in volume_lines(model):
+    from monitor.contract.pools import shared_dedicated_pools
+
+    for line in [*volume_lines(model), *shared_dedicated_pools(model)]:
         print(line)
     if not sources:
         return 0

@@ -100,14 +100,16 @@ def run(args: argparse.Namespace) -> int:
         db.check_schema()
     bar = ProgressBar.for_terminal(duration, args.json)
     try:
-        evidence = execute(
-            endpoint, rc, profile, Load(duration, args.rate, args.concurrency), progress=bar, seed=args.seed
-        )
+        try:
+            load = Load(duration, args.rate, args.concurrency)
+            evidence = execute(endpoint, rc, profile, load, progress=bar, seed=args.seed)
+        finally:
+            bar.close()
+        doc = evidence.to_dict()
+        if db is not None:
+            doc["run_id"] = store(db, evidence)
     finally:
-        bar.close()
-    doc = evidence.to_dict()
-    if db is not None:
-        doc["run_id"] = store(db, evidence)
-        db.close()
+        if db is not None:
+            db.close()
     print(json.dumps(doc, sort_keys=True) if args.json else render(doc))
     return 0 if evidence.meets_slos is not False else 1

@@ -7,7 +7,8 @@ For each request class (the M3 guide's "production acceptance test"):
 * **Warm capacity**: the highest replay load (arrival rate, or concurrency) of a stored run on the
   pool's current deployment at which every latency and availability SLO of the class held, and
   the lowest load at which one failed (the headroom bracket). Runs on other fingerprints are not
-  evidence for this deployment.
+  evidence for this deployment; when every stored run is of an older deployment the contract
+  says *stale evidence* and has no warm capacity (:func:`current_evidence`).
 * **Precision and kernel path**: checkpoint, KV-cache dtype, tensor/expert parallel sizes, image,
   vLLM version, speculative decoding, block size — from the stored deployment fingerprint.
 * **Percentiles to hold**: each latency SLO as "P95 TTFT ≤ 2.5 s", each availability SLO.
@@ -21,10 +22,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from monitor.contract.ceiling import CeilingUse, from_marginals, from_requests
-from monitor.model import SLO, Model, RequestClass
+from monitor.model import SLO, Endpoint, Model, RequestClass
 from monitor.replay.learn import histogram_lengths, observe
 from monitor.store.replays import StoredRun, runs
 from monitor.store.repos import DeploymentRepo
+from monitor.store.tables import DeploymentRow
 
 #: Fingerprint fields shown as the precision and kernel path, in order, with their labels.
 PATH_FIELDS = (
@@ -36,6 +38,17 @@ PATH_FIELDS = (
     ("block_size", "block size"),
     ("vllm_version", "vLLM"),
     ("image_digest", "image"),
+)
+#: Deployment-history columns that describe the deployment (not its identity or lifetime).
+DEPLOYMENT_FIELDS = (
+    "checkpoint",
+    "kv_cache_dtype",
+    "tensor_parallel_size",
+    "expert_parallel_size",
+    "block_size",
+    "vllm_version",
+    "image_digest",
+    "max_model_len",
 )
 LOOKBACK = 7 * 86400.0
 
@@ -60,7 +73,8 @@ class ClassContract:
     fingerprint_digest: str | None
     objectives: tuple[str, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
-    evidence_fingerprint: dict[str, Any] | None = None  # as stored with the latest replay run
+    evidence_fingerprint: dict[str, Any] | None = None  # as stored with the newest current run
+    stale: str | None = None  # replay runs exist, none on the current deployment (current_evidence)
 
 
 def objective_text(slo: SLO) -> str:
@@ -119,24 +133,42 @@ def _ceiling(session: Session, model: Model, rc: RequestClass, max_len: int | No
     return from_requests(obs.totals, rc.max_context_tokens, max_len, "probe runs (prompt + output tokens)")
 
 
-def class_contract(session: Session, model: Model, rc: RequestClass, end: float) -> ClassContract:
-    endpoint = model.endpoints_for(rc.name)[0]
-    dep = DeploymentRepo(session).current(endpoint.name)
-    evidence = runs(session, rc.name, endpoint.name)
-    digest = evidence[-1].fingerprint_digest if evidence else None
-    path: dict[str, Any] = dict(evidence[-1].fingerprint) if evidence else {}
-    if dep is not None:
-        for key in (
-            "checkpoint",
-            "kv_cache_dtype",
-            "tensor_parallel_size",
-            "expert_parallel_size",
-            "block_size",
-            "vllm_version",
-            "image_digest",
-            "max_model_len",
-        ):
-            path[key] = getattr(dep, key)
+@dataclass(frozen=True)
+class CurrentEvidence:
+    """Which stored runs are evidence for the current deployment of an endpoint."""
+
+    digest: str | None  # the current deployment's fingerprint digest
+    runs: list[StoredRun]  # the runs on it, oldest first
+    stale: str | None  # set when runs exist but none is on the current deployment
+
+
+def current_evidence(dep: DeploymentRow | None, evidence: list[StoredRun]) -> CurrentEvidence:
+    """The current deployment is the most recent observation of the endpoint: the store's
+    deployment history (its ``last_seen``) or the newest replay run (its start), whichever is
+    later. Only runs with that fingerprint are evidence; when there are runs and none is on it,
+    the evidence is stale (an older deployment's warm capacity says nothing about this one)."""
+    newest = evidence[-1] if evidence else None
+    if dep is not None and (newest is None or dep.last_seen >= newest.started_at):
+        digest: str | None = dep.fingerprint
+    else:
+        digest = newest.fingerprint_digest if newest is not None else None
+    current = [r for r in evidence if r.fingerprint_digest == digest]
+    stale = None
+    if newest is not None and not current:
+        stale = (
+            f"stale evidence: the newest replay run ({newest.id}) is of deployment "
+            f"{(newest.fingerprint_digest or '-')[:12]}, not the current {(digest or '-')[:12]}; "
+            "no run on the current deployment, so no warm capacity (replay it again)"
+        )
+    return CurrentEvidence(digest, current, stale)
+
+
+def _path(dep: DeploymentRow | None, ev: CurrentEvidence, endpoint: Endpoint) -> dict[str, Any]:
+    """The current deployment's fingerprint: the newest current run's, the history row's fields
+    when the row is the current deployment, the config's deployment block for what is unknown."""
+    path: dict[str, Any] = dict(ev.runs[-1].fingerprint) if ev.runs else {}
+    if dep is not None and dep.fingerprint == ev.digest:
+        path.update({key: getattr(dep, key) for key in DEPLOYMENT_FIELDS})
     for key, value in (
         ("checkpoint", endpoint.deployment.checkpoint),
         ("image_digest", endpoint.deployment.image_digest),
@@ -145,21 +177,30 @@ def class_contract(session: Session, model: Model, rc: RequestClass, end: float)
     ):
         if path.get(key) is None:
             path[key] = value
+    return path
+
+
+def class_contract(session: Session, model: Model, rc: RequestClass, end: float) -> ClassContract:
+    endpoint = model.endpoints_for(rc.name)[0]
+    dep = DeploymentRepo(session).current(endpoint.name)
+    evidence = runs(session, rc.name, endpoint.name)
+    ev = current_evidence(dep, evidence)
+    path = _path(dep, ev, endpoint)
     max_len = path.get("max_model_len") or endpoint.deployment.max_model_len
-    current = [r for r in evidence if digest is None or r.fingerprint_digest == digest]
     notes = []
-    if len(current) < len(evidence):
-        notes.append(f"{len(evidence) - len(current)} replay run(s) on other deployments not counted")
+    if ev.runs and len(ev.runs) < len(evidence):
+        notes.append(f"{len(evidence) - len(ev.runs)} replay run(s) on other deployments not counted")
     return ClassContract(
         rc.name,
         endpoint.name,
         _ceiling(session, model, rc, max_len, end),
-        capacity_of(current),
+        capacity_of(ev.runs),
         path,
-        digest,
+        ev.digest,
         tuple(objective_text(s) for s in rc.slos),
         tuple(notes),
-        dict(evidence[-1].fingerprint) if evidence else None,
+        dict(ev.runs[-1].fingerprint) if ev.runs else None,
+        ev.stale,
     )
 
 

@@ -9,6 +9,10 @@ Per class, against the live endpoint:
    contract's warm capacity (or the profile's rate when none is established) meets every
    availability and latency SLO of the class.
 
+Stale evidence (stored runs, none on the current deployment: :func:`monitor.contract.build.current_evidence`)
+is missing evidence: clauses 2 and warm capacity are *not judged* (named, exit status unaffected)
+and the replay runs at the profile's rate.
+
 Each clause that does not hold is one line; the command exits 1 when there is any.
 """
 
@@ -93,7 +97,13 @@ def check_class(
         )
     else:
         out.append(
-            ClauseResult(rc.name, "precision and kernel path", None, "no stored evidence to compare with")
+            ClauseResult(
+                rc.name, "precision and kernel path", None, "no replay evidence on the current deployment"
+            )
+        )
+    if cc.stale is not None:  # treated as no evidence: replay at the profile's own rate
+        out.append(
+            ClauseResult(rc.name, "warm capacity", None, f"{cc.stale}; replaying at the profile's rate")
         )
     if profile is None:
         out.append(

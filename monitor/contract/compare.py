@@ -9,7 +9,8 @@ alone is the current one, ``deployment:-1`` the one before it). What is compared
   a time" — a difference cannot be attributed to either.
 * **Replay runs**: every P50/P95/P99 of TTFT, TPOT and e2e with its bootstrap 95 % interval of the
   difference (:mod:`monitor.contract.stats`); ITL percentiles shown without a test (per-token
-  samples are not stored); throughput and goodput.
+  samples are not stored); throughput and goodput; each SLO clause's attainment on the two
+  runs with the two-proportion z-test.
 * **Deployments**: each SLO's attainment over the endpoint's events during each deployment's
   lifetime, with the two-proportion z-test.
 """
@@ -84,12 +85,31 @@ def compare_runs(session: Session, endpoint: str, before: str, after: str) -> Co
         cmp.rows.append((f"itl p{q:g} (s)", Difference(pb, pa)))
     for key in ("request_throughput", "output_throughput", "goodput_ratio"):
         cmp.rows.append((key, Difference(sb.get(key), sa.get(key))))
+    cmp.rows += clause_rows(sb.get("clauses", []), sa.get("clauses", []))
     if not changed and any(d.beyond_noise for _, d in cmp.rows):
         cmp.notes.append(
             "differences beyond noise with no recorded change: something outside the fingerprint, "
             "profile and load changed (other traffic on the pool, hardware, a fault)"
         )
     return cmp
+
+
+def clause_rows(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[tuple[str, Difference]]:
+    """Each SLO clause judged on both runs (by SLO name): attainment before/after with the
+    two-proportion z-test on the runs' good/total events; a clause judged on one side only has
+    no test."""
+    b = {c["slo"]: c for c in before}
+    a = {c["slo"]: c for c in after}
+    rows = []
+    for name in [*b, *(n for n in a if n not in b)]:
+        cb, ca = b.get(name), a.get(name)
+        objective = (cb or ca or {}).get("objective", 0.0)
+        what = f"{name} attainment (objective {objective:.2%})"
+        if cb is None or ca is None:
+            rows.append((what, Difference((cb or {}).get("attained"), (ca or {}).get("attained"))))
+            continue
+        rows.append((what, two_proportions(cb["good"], cb["total"], ca["good"], ca["total"])))
+    return rows
 
 
 def _deployment(session: Session, ref: str, endpoint: str) -> tuple[DeploymentRow, float]:

@@ -21,6 +21,11 @@ def capacity_text(c: Capacity) -> str:
     return f"SLOs hold up to {held} ({c.load_kind}, {c.runs} run(s){fails})"
 
 
+def warm_capacity_text(cc: ClassContract) -> str:
+    """The capacity bracket, or why there is none on the current deployment."""
+    return f"not established: {cc.stale}" if cc.stale else capacity_text(cc.capacity)
+
+
 def ceiling_text(cc: ClassContract) -> str:
     u = cc.ceiling
     pool = "unknown" if u.max_model_len is None else f"{u.max_model_len:,}"
@@ -48,7 +53,7 @@ def markdown(contracts: Sequence[ClassContract], heading: str = "#") -> str:
         lines += [f"{heading}# {cc.name} (on {cc.endpoint})", ""]
         lines.append(f"* **Context ceiling**: {ceiling_text(cc)}")
         lines += [f"  * advice: {a}" for a in cc.ceiling.advice]
-        lines.append(f"* **Warm capacity**: {capacity_text(cc.capacity)}")
+        lines.append(f"* **Warm capacity**: {warm_capacity_text(cc)}")
         lines.append(f"* **Precision and kernel path**: {'; '.join(path_text(cc))}")
         fp = (cc.fingerprint_digest or "none")[:12]
         lines.append(f"* **Percentiles to hold** (deployment fingerprint {fp}):")
@@ -68,7 +73,7 @@ def html_section(contracts: Sequence[ClassContract]) -> str:
         parts.append(
             f"<h3>{e(cc.name)} <small>on {e(cc.endpoint)}</small></h3><dl>"
             f"<dt>Context ceiling</dt><dd>{e(ceiling_text(cc))}{f'<ul>{advice}</ul>' if advice else ''}</dd>"
-            f"<dt>Warm capacity</dt><dd>{e(capacity_text(cc.capacity))}</dd>"
+            f"<dt>Warm capacity</dt><dd>{e(warm_capacity_text(cc))}</dd>"
             f"<dt>Precision and kernel path</dt><dd>{e('; '.join(path_text(cc)))}</dd>"
             f"<dt>Percentiles to hold</dt><dd><ul>{objectives}</ul></dd>"
             "</dl>"

@@ -21,7 +21,7 @@ from monitor.report import preview
 
 #: The charts' first colour: a PDF page holding many such pixels shows charts.
 BLUE = (0x1F, 0x77, 0xB4)
-TOP = "1280,2000"
+TOP = "1280,2700"  # down to the incidents table
 TALL = (1280, 12000)
 
 

@@ -102,7 +102,9 @@ def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
         "ipc": "host",
         "shm_size": "32gb",
         "volumes": ["${HF_CACHE:-~/.cache/huggingface}:/root/.cache/huggingface"],
-        **otlp_exporter(model, ["vllm", "serve", *args], args, env={"HF_TOKEN": "${HF_TOKEN:-}"}),
+        **otlp_exporter(
+            model, ["vllm", "serve", *args], args, env={"HF_TOKEN": "${HF_TOKEN:-}", **_service(e)}
+        ),
         "deploy": {
             "resources": {
                 "reservations": {"devices": [{"driver": "nvidia", "count": tp, "capabilities": ["gpu"]}]}
@@ -111,6 +113,11 @@ def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
         "healthcheck": _health(f"http://127.0.0.1:{_port(e)}/health", "60m"),
         "restart": "unless-stopped",
     }
+
+
+def _service(e: Endpoint) -> dict[str, str]:
+    """The spans' ``service.name``: how span goodput tells the endpoint (docs/slo-events.md)."""
+    return {"OTEL_SERVICE_NAME": e.service_name}
 
 
 def _traces_url(model: Model) -> str:
@@ -135,7 +142,7 @@ def _sim(model: Model, e: Endpoint) -> dict[str, Any]:
         "image": MONITOR_IMAGE,
         "build": ".",
         "network_mode": "host",
-        **otlp_exporter(model, [*command, "--otlp-traces-endpoint", _traces_url(model)]),
+        **otlp_exporter(model, [*command, "--otlp-traces-endpoint", _traces_url(model)], env=_service(e)),
         "healthcheck": _health(f"http://127.0.0.1:{_port(e)}/health", "30s"),
         "restart": "unless-stopped",
     }
@@ -228,8 +235,11 @@ def _fleet(model: Model, core: dict[str, Any]) -> dict[str, Any]:
                               "--replica", f"{m.shard}-{m.replica}", "--listen", m.address]  # fmt: skip
         if name != first:  # the others restart until the first has migrated the store
             monitor["depends_on"] = {**core["monitor"]["depends_on"], first: {"condition": "service_started"}}
-        monitor["volumes"] = ["./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro"]
-        monitor["working_dir"] = "/tmp"
+        # its own spool (storage.buffer_dir, relative to working_dir) survives a re-create
+        monitor["volumes"] = [
+            "./deploy/monitor.yaml:/etc/m3mon/monitor.yaml:ro",
+            f"{name}-data:/var/lib/m3mon",
+        ]
         services[name] = monitor
     prometheus = dict(core["prometheus"], profiles=["fleet"])
     prometheus["command"] = [
@@ -244,6 +254,11 @@ def _fleet(model: Model, core: dict[str, Any]) -> dict[str, Any]:
     ]
     services["prometheus-fleet"] = prometheus
     return services
+
+
+def fleet_volumes(model: Model) -> dict[str, dict[str, Any]]:
+    """One named volume per fleet replica, for its spool."""
+    return {f"monitor-{m.shard}-{m.replica}-data": {} for m in fleet_layout(model).fleet.monitors}
 
 
 def compose_file(model: Model) -> dict[str, Any]:
@@ -263,6 +278,7 @@ def compose_file(model: Model) -> dict[str, Any]:
             "postgres-data": {},
             "monitor-data": {},
             "prometheus-fleet-data": {},
+            **fleet_volumes(model),
         },
         **secrets_section(model),
     }

@@ -12,6 +12,10 @@ owns, and the pair's replicas export the same series but for ``instance``/``repl
   another shard, so its probes, scrapes and probe SLO events stop until a replica of the shard
   returns.
 * ``M3MonNoEvaluator``: no replica holds the evaluator lock (or no replica is up).
+* ``M3MonReplicaDown`` (ticket): one replica of a shard cannot be scraped while another is up;
+  its partner probes every slot. ``M3MonMonitorDown`` pages only for a whole shard: the fleet
+  Prometheus loads the pair-aware operational rules (:mod:`monitor.generate.fleet_operational`,
+  ``alerts/fleet/operational.rules.yml``) instead of ``alerts/operational.rules.yml``.
 
 Probe counters need no deduplication across a pair: a slot's probe runs on the one replica
 that claimed it (:mod:`monitor.fleet.claims`), so ``sum`` over the pair counts it once.
@@ -22,6 +26,7 @@ from __future__ import annotations
 from monitor import conventions as cv
 from monitor.fleet.layout import FLEET_PROMETHEUS_PORT, fleet_layout
 from monitor.generate import promql as q
+from monitor.generate.fleet_operational import fleet_operational_groups, replica_down_expr
 from monitor.generate.prometheus_config import prometheus_config
 from monitor.generate.rules import Alert, Group, dump_yaml, record, rule_file
 from monitor.model import Model
@@ -29,9 +34,14 @@ from monitor.model import Model
 #: Where the fleet's rules and the fleet Prometheus config are written (outside the core
 #: Prometheus' ``rules/*.rules.yml`` glob: a single monitor exports no fleet metrics).
 FLEET_RULES = "alerts/fleet/fleet.rules.yml"
+FLEET_OPERATIONAL = "alerts/fleet/operational.rules.yml"
 FLEET_PROMETHEUS = "deploy/prometheus-fleet.yml"
+#: The fleet Prometheus' rule files: the SLO rules, and the fleet directory (fleet rules and the
+#: pair-aware operational rules) in place of the per-replica alerts/operational.rules.yml.
+FLEET_RULE_FILES = ("/etc/prometheus/rules/slo-*.rules.yml", "/etc/prometheus/rules/fleet/*.rules.yml")
 UNMONITORED_FOR = "2m"
 NO_EVALUATOR_FOR = "5m"
+REPLICA_DOWN_FOR = "5m"  # the single-replica M3MonMonitorDown's wait
 
 
 def is_fleet(model: Model) -> bool:
@@ -72,17 +82,26 @@ def fleet_groups(model: Model, for_: tuple[str, str] = (UNMONITORED_FOR, NO_EVAL
             "the report are stale. The Prometheus burn-rate alerts do not depend on it.",
             for_=for_[1],
         ),
+        Alert(
+            cv.ALERT_REPLICA_DOWN,
+            replica_down_expr(model),
+            "ticket",
+            "m3mon replica {{ $labels.replica }} of shard {{ $labels.shard }} is down",
+            "Prometheus cannot scrape {{ $labels.instance }}; the other replica of shard "
+            "{{ $labels.shard }} is up and probes and scrapes every slot alone. One more loss pages.",
+            for_=REPLICA_DOWN_FOR,
+        ),
     )
     return [Group("m3mon-fleet", records=(replicas,), alerts=alerts)]
 
 
 def fleet_files(model: Model, banner: str) -> dict[str, str]:
-    """The fleet rule file and the fleet Prometheus config, for the configured or the default layout."""
+    """The fleet rule files and the fleet Prometheus config, for the configured or the default layout."""
     fleet = fleet_layout(model)
-    rules = ["/etc/prometheus/rules/*.rules.yml", "/etc/prometheus/rules/fleet/*.rules.yml"]
-    config = prometheus_config(fleet, rules, monitors=fleet.fleet.monitors)
+    config = prometheus_config(fleet, list(FLEET_RULE_FILES), monitors=fleet.fleet.monitors)
     config["global"]["external_labels"] = {"prometheus": f"fleet-{FLEET_PROMETHEUS_PORT}"}
     return {
         FLEET_RULES: rule_file(fleet_groups(fleet), model.alerting, banner),
+        FLEET_OPERATIONAL: rule_file(fleet_operational_groups(fleet), model.alerting, banner),
         FLEET_PROMETHEUS: dump_yaml(config, banner),
     }

@@ -25,6 +25,24 @@ FLEET_RUNBOOKS: dict[str, Runbook] = {
             "Run each shard as an HA pair so one lost replica never pages.",
         ),
     ),
+    cv.ALERT_REPLICA_DOWN: Runbook(
+        "ticket",
+        "Prometheus cannot scrape one replica of a shard while another replica of the same shard is "
+        "up. Nothing is lost yet: the partner claims and probes every slot, writes every scrape, and "
+        "takes the evaluator lock if the dead one held it. The shard now has no spare; if the partner "
+        "dies too, M3MonMonitorDown and M3MonEndpointUnmonitored page.",
+        (
+            '`up{job="m3mon", shard="<K>"}` shows which replica is down; '
+            "`m3mon_fleet_probe_claims_total` on the partner keeps rising.",
+            "The replica's logs (`docker compose logs --since 30m monitor-<K>-<r>`).",
+        ),
+        'up{job="m3mon"} == 0',
+        "m3mon_fleet_probe_claims_total|up",
+        (
+            "Restart the replica (`m3mon run --shard K/N --replica NAME`); it claims slots again from "
+            "the next one.",
+        ),
+    ),
     cv.ALERT_NO_EVALUATOR: Runbook(
         "ticket",
         "No replica holds the fleet's evaluator lock (a PostgreSQL advisory lock), or no replica is "

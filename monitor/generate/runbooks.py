@@ -150,7 +150,9 @@ RUNBOOKS: dict[str, Runbook] = {
     ),
     cv.ALERT_MONITOR_DOWN: Runbook(
         "page",
-        "Prometheus cannot scrape the monitor's exporter; no probe SLO can be evaluated.",
+        "Prometheus cannot scrape the monitor's exporter; no probe SLO can be evaluated. In a fleet "
+        "(alerts/fleet) it means every replica of shard `shard` is down; one replica of a pair is "
+        "M3MonReplicaDown (ticket).",
         ("`curl http://<exporter>/metrics` on the monitor host.", "The monitor's logs."),
         'up{job="m3mon"}',
         "m3mon_probe_total",

@@ -11,6 +11,17 @@ The alerts expected at each check instant are what the store's evaluator
 (:mod:`monitor.slo.evaluate`) says for the same events, so ``promtool test rules`` proves that the
 rules and the stored evaluation agree on this configuration — rates, objectives, guards and all.
 The project's own agreement suite checks both against an independent oracle.
+
+Two more streams check the alerts the store has no evaluation of, from docs/slo-events.md §3:
+
+* ``SLOMetricAbsent`` (first SLO of each source): the source stops at minute 10 (probes stop
+  completing; a server pool's series go stale). It fires once nothing completed within
+  max(10 min, 2 × probe interval + probe timeout) (server: the metric is absent), for 10 min:
+  pending the minute before, firing from then on.
+* ``SLOThresholdNotBucketEdge`` (first server latency SLO): the pool serves a histogram whose only
+  finite edge is half the threshold (every request under it). :func:`monitor.slo.edges.is_edge`
+  (the collector's and store's test) says the threshold is no edge, so the store counts no events:
+  the alert fires from minute 5 (``for: 5m``) and no burn or budget alert fires.
 """
 
 from __future__ import annotations
@@ -24,12 +35,16 @@ from monitor import conventions as cv
 from monitor import events
 from monitor.generate import promql as q
 from monitor.model import SLO, Model
+from monitor.slo.edges import is_edge
 from monitor.slo.evaluate import SLOEvaluation, burn_alerts, evaluate_counts
 
 MINUTES = 70
 CHECK_MINUTES = (59, 61, 62, 63, 65, 70)
 SERVER_REQUESTS_PER_MINUTE = 20.0
 FAMILIES = ("probe-counter", "probe-latency", "server-counter", "server-latency")
+STOP = 10  # minute the source stops in the absent-metric stream
+ABSENT_FOR, NOT_EDGE_FOR = 10, 5  # minutes of the alerts' ``for:`` (docs/slo-events.md §3)
+NOT_EDGE_MINUTES = 15  # length of the bucket-edge stream (short: promtool evaluates every rule)
 
 #: Expected firing alerts -> alert-test entries (labels/annotations come from the rule objects).
 Expect = Callable[[str, SLO], dict[str, Any]]
@@ -157,12 +172,90 @@ def scenario(model: Model, slo: SLO, stream: Stream, expect: Expect) -> dict[str
     }
 
 
+def _firing(name: str, slo: SLO, by: str = "") -> str:
+    ids = f'alertname="{name}",alertstate="firing",{cv.L_CLASS}="{slo.request_class}",{cv.L_SLO}="{slo.name}"'
+    return f"count{f' by ({by})' if by else ''} (ALERTS{{{ids}}})"
+
+
+def _count_checks(expr: str, labels: str, first: int, minutes: tuple[int, ...]) -> list[dict[str, Any]]:
+    """``expr`` (a count of firing alerts) is 1 from minute ``first`` on, else nothing."""
+    fired = [{"labels": labels, "value": 1}]
+    return [{"expr": expr, "eval_time": f"{m}m", "exp_samples": fired if m >= first else []} for m in minutes]
+
+
+def absent_from(model: Model, slo: SLO) -> int:
+    """First minute the absent condition holds after the source stops at STOP (docs §3)."""
+    if slo.source == "server":
+        return STOP
+    plan = model.request_class(slo.request_class).probe
+    return STOP + math.ceil(max(600.0, 2 * plan.interval + plan.timeout) / 60)
+
+
+def absent_scenario(model: Model, slo: SLO) -> dict[str, Any]:
+    first = absent_from(model, slo) + ABSENT_FOR
+    minutes = first + 2
+    rate = events_per_minute(model, slo)
+    # the last events at minute STOP (one more there, so that even a sparse class has one)
+    valid = tuple(math.floor(rate * min(m, STOP)) + int(m >= STOP) for m in range(minutes + 1))
+    stream = Stream("source stops", valid, (0,) * (minutes + 1))
+    if slo.source == "probes":  # completed probes, whatever the SLI: the counter stops rising
+        series = [_series(cv.PROBE_TOTAL, _completed_labels(model, slo), valid)]
+    else:  # the pool's series go stale at STOP (last sample the minute before)
+        series = [{**s, "values": " ".join(s["values"].split()[:STOP]) + " stale"}
+                  for s in _server_series(model, slo, stream)]  # fmt: skip
+    checks = _count_checks(
+        _firing(cv.ALERT_METRIC_ABSENT, slo), "{}", first, (STOP, first - 1, first, minutes)
+    )
+    return {"name": f"{slo.id} ({family(slo)}): its source stops at minute {STOP}", "interval": "1m",
+            "input_series": series, "promql_expr_test": checks}  # fmt: skip
+
+
+def _completed_labels(model: Model, slo: SLO) -> list[tuple[str, str]]:
+    endpoint = model.endpoints_for(slo.request_class)[0].name
+    kind = model.request_class(slo.request_class).probe.kinds[0]
+    ids = [(cv.L_JOB, model.alerting.job_monitor), (cv.L_ENDPOINT, endpoint), (cv.L_CLASS, slo.request_class)]
+    return [*ids, (cv.L_KIND, kind), *events.probe_labels(None).items()]
+
+
+def not_edge_scenario(model: Model, slo: SLO) -> dict[str, Any] | None:
+    rule = events.definition(slo)
+    if slo.source != "server" or not isinstance(rule, events.HistogramEvents) or not rule.per_pool:
+        return None
+    edge = rule.threshold / 2
+    assert not is_edge((edge, math.inf), rule.threshold)  # the store reads no events from such a pool
+    endpoint = model.endpoints_for(slo.request_class)[0].name
+    base = [(cv.L_JOB, model.alerting.job_vllm), (cv.L_ENDPOINT, endpoint),
+            (cv.L_MODEL, cv.M3_MODEL_ID), ("engine", "0")]  # fmt: skip
+    total = tuple(math.floor(SERVER_REQUESTS_PER_MINUTE * m) for m in range(NOT_EDGE_MINUTES + 1))
+    series = [_series(f"{rule.metric}_bucket", [*base, ("le", q.le_python_client(edge))], total),
+              _series(f"{rule.metric}_bucket", [*base, ("le", "+Inf")], total),
+              _series(f"{rule.metric}_count", base, total)]  # fmt: skip
+    minutes = (NOT_EDGE_FOR - 1, NOT_EDGE_FOR, NOT_EDGE_FOR + 1, NOT_EDGE_MINUTES)
+    checks = _count_checks(_firing(cv.ALERT_THRESHOLD_NOT_EDGE, slo, cv.L_ENDPOINT),
+                           f'{{{cv.L_ENDPOINT}="{endpoint}"}}', NOT_EDGE_FOR, minutes)  # fmt: skip
+    nothing = Stream("no events", (0,) * (MINUTES + 1), (0,) * (MINUTES + 1))
+    quiet = [m for m in minutes if not firing(slo, expected_at(slo, nothing, m))]
+    checks += [{"expr": _firing(name, slo), "eval_time": f"{m}m", "exp_samples": []} for m in quiet
+               for name in (cv.ALERT_BURN_PAGE, cv.ALERT_BURN_TICKET, cv.ALERT_BUDGET_EXHAUSTED)]  # fmt: skip
+    return {"name": f"{slo.id} ({family(slo)}): no bucket edge at the threshold, every request fast",
+            "interval": "1m", "input_series": series, "promql_expr_test": checks}  # fmt: skip
+
+
 def slo_tests(model: Model, request_class: str, rule_file: str, expect: Expect) -> dict[str, Any]:
-    """The promtool test file of one class: its first SLO of each family, against ``rule_file``."""
+    """The promtool test file of one class: its first SLO of each family, against ``rule_file``;
+    the absent-metric stream for its first SLO of each source, the bucket-edge one for its first
+    server latency SLO."""
     tests = []
     slos = model.request_class(request_class).slos
     for fam in FAMILIES:
         slo = next((s for s in slos if family(s) == fam), None)
         if slo is not None:
             tests += [scenario(model, slo, st, expect) for st in streams(events_per_minute(model, slo))]
+    for source in ("probes", "server"):
+        slo = next((s for s in slos if s.source == source), None)
+        if slo is not None:
+            tests.append(absent_scenario(model, slo))
+    edge = next((t for t in (not_edge_scenario(model, s) for s in slos) if t is not None), None)
+    if edge is not None:
+        tests.append(edge)
     return {"rule_files": [rule_file], "evaluation_interval": "1m", "tests": tests}

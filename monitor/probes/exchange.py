@@ -22,6 +22,10 @@ from monitor.probes.target import Target
 from monitor.probes.timing import timings_for
 from monitor.probes.tracing import trace_headers
 from monitor.probes.transcript import Transcript
+from monitor.web.body import BodyTooLarge, read_capped
+
+#: An error answer is a short JSON object; a body beyond this is not read at all.
+ERROR_BODY_MAX = 64 * 1024
 
 #: Phrases by which vLLM/SGLang/OpenAI say a prompt exceeds the context window (HTTP 400).
 CONTEXT_PHRASES = ("context length", "context_length", "maximum context", "max_model_len", "too long")
@@ -121,8 +125,18 @@ def _fail(ex: Exchange, reason: str, exc: Exception) -> Exchange:
     return ex
 
 
+async def _error_text(response: httpx.Response) -> str:
+    """The first 2,000 bytes of an error body, read through the shared capped reader."""
+    declared = response.headers.get("content-length") if "content-encoding" not in response.headers else None
+    try:
+        body = await read_capped(response.aiter_bytes(), ERROR_BODY_MAX, declared)
+    except BodyTooLarge as exc:
+        return f"error body not read: {exc}"
+    return body[:2000].decode("utf-8", errors="replace")
+
+
 async def _http_failure(ex: Exchange, response: httpx.Response) -> Exchange:
-    raw = (await response.aread())[:2000].decode("utf-8", errors="replace")
+    raw = await _error_text(response)
     ex.end = time.monotonic()
     message = raw
     try:

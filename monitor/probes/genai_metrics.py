@@ -22,6 +22,7 @@ boundaries are the conventions' advised ones.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -34,6 +35,8 @@ from monitor import __version__
 from monitor.events import MONITOR, probe_answered
 from monitor.model import Model
 from monitor.probes.result import ProbeResult
+
+log = logging.getLogger(__name__)
 
 SEMCONV_VERSION = "1.37.0"
 DURATION = "gen_ai.client.operation.duration"
@@ -70,7 +73,10 @@ class GenAIMetrics:
 
     def __init__(self, model: Model, readers: list[MetricReader]) -> None:
         resource = Resource.create({"service.name": "m3mon-probes", "service.version": __version__})
-        self.provider = MeterProvider(metric_readers=readers, resource=resource, views=_views())
+        # no atexit hook: the owner (the service, a reload) flushes with shutdown(), before the store closes
+        self.provider = MeterProvider(
+            metric_readers=readers, resource=resource, views=_views(), shutdown_on_exit=False
+        )
         meter = self.provider.get_meter(
             "monitor.probes", __version__, schema_url=f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
         )
@@ -119,8 +125,14 @@ class GenAIMetrics:
         for gap in t.chunk_gaps:
             self.per_chunk.record(gap.seconds, base)
 
-    def shutdown(self) -> None:
-        self.provider.shutdown()
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Export what was recorded since the last export, then stop (bounded by ``timeout`` seconds).
+
+        A failed last export is logged, never raised: stopping must not depend on the collector."""
+        try:
+            self.provider.shutdown(timeout_millis=timeout * 1000)
+        except Exception as exc:  # the SDK raises a bare Exception naming the failed readers
+            log.warning("OTLP GenAI metrics: the last export before stopping failed: %s", exc)
 
 
 def _endpoint_attributes(backend: str, base_url: str, model: str) -> Attributes:

@@ -1,14 +1,15 @@
 """Prompts sized by the server's own tokenizer: calibrated once per deployment fingerprint.
 
 A character-per-token estimate is wrong on a tokenizer that is not the one it was made for: a
-"1,500-token" prompt of short English words was 2,600 tokens on a small byte-level BPE, and the
-server rightly refused it as over its 2,048 context. So every probe with a token budget builds its
-text from filler sentences (:func:`filler`) whose cost is measured on the endpoint itself:
+"1,500-token" prompt of short English words was 3,484 tokens on the real-vLLM tier's tiny
+byte-level BPE, and the server rightly refused it as over its 2,048 context. So every probe with
+a token budget builds its text from filler sentences (:func:`filler`) whose cost is measured on
+the endpoint itself:
 
 1. ``POST /tokenize`` (vLLM and SGLang both serve it; body ``{"model", "prompt"}``, answer with
    ``count`` or a ``tokens`` list) on a fixed sample of :data:`SAMPLE_SENTENCES` sentences gives the
-   tokens per sentence; the same call with ``messages`` (vLLM) gives the chat template's overhead
-   (else :data:`TEMPLATE_ALLOWANCE` is assumed).
+   tokens per sentence; the same call with ``messages`` (vLLM; SGLang refuses it) gives the chat
+   template's overhead (else :data:`TEMPLATE_ALLOWANCE` is assumed).
 2. Without ``/tokenize``: two non-streamed chat requests (``max_tokens: 1``), an empty one and one
    with the sample, and their ``usage.prompt_tokens``.
 3. When neither answers: :data:`ESTIMATE_PER_SENTENCE`, not cached (tried again next time).

@@ -16,7 +16,7 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import httpx
 
@@ -32,13 +32,20 @@ from monitor.replay.profile import TrafficProfile
 
 KINDS = ("text", "reasoning", "tool", "image")
 TOOL_INSTRUCTION = " Use the get_weather tool for Paris in celsius."
+TAG_ALLOWANCE: Final = 16
+"""Server tokens set aside for one short fixed text in a prompt (``Request <8 hex>.``, ``Context
+<12 hex>.``, the tool instruction) on any tokenizer."""
 
 
-def prompt_text(tokens: int, rng: random.Random, calibration: Calibration = ESTIMATE) -> str:
-    """Text of at most about ``tokens`` server tokens, chat template included: filler sentences
-    counted with the endpoint's tokenizer (:func:`monitor.probes.tokens.calibrate`, measured once
-    per run through ``POST /tokenize``)."""
-    return " ".join(filler(calibration.sentences(max(1, tokens)), rng))
+def prompt_text(tokens: int, rng: random.Random, calibration: Calibration = ESTIMATE, fixed: int = 0) -> str:
+    """Filler for a user message of at most ``tokens`` server tokens, chat template and ``fixed``
+    tokens of other text included: sentences counted with the endpoint's tokenizer
+    (:func:`monitor.probes.tokens.calibrate`, measured once per run through ``POST /tokenize``).
+    One sentence is held in reserve: sentences vary around the calibrated mean, and on a small
+    prompt the margin alone does not cover that (real vLLM: 102 of 400 prompts meant as 300
+    tokens went over, by up to 8 %, without it)."""
+    count = calibration.sentences(max(1, tokens), fixed)
+    return " ".join(filler(max(1, count - 1), rng))
 
 
 @dataclass(frozen=True)
@@ -117,18 +124,18 @@ class Sender:
         self.target, self.profile, self.timeout, self.calibration = target, profile, timeout, calibration
         self.rng = random.Random(seed)
         self.prefix_salt = uuid.uuid4().hex[:12]
-        self._prefixes: dict[int, str] = {}
+        self._prefixes: dict[int, tuple[str, int]] = {}  # shared tokens -> (text, its tokens)
 
     def _messages(self, p: Planned) -> list[dict[str, Any]]:
         cal = self.calibration
         shared = int(p.prompt_tokens * self.profile.prefix_reuse)
         if shared and shared not in self._prefixes:
-            sentences = max(1, round(shared / cal.per_sentence))
-            self._prefixes[shared] = f"Context {self.prefix_salt}. " + " ".join(
-                filler(sentences, random.Random(shared))
-            )
-        head = self._prefixes.get(shared, "")
-        rest = prompt_text(p.prompt_tokens - shared, self.rng, cal)
+            sentences = max(1, (shared - TAG_ALLOWANCE) // max(1, round(cal.per_sentence)))
+            text = f"Context {self.prefix_salt}. " + " ".join(filler(sentences, random.Random(shared)))
+            self._prefixes[shared] = (text, TAG_ALLOWANCE + round(sentences * cal.per_sentence))
+        head, head_tokens = self._prefixes.get(shared, ("", 0))
+        fixed = head_tokens + TAG_ALLOWANCE * (2 if p.kind == "tool" else 1)
+        rest = prompt_text(p.prompt_tokens, self.rng, cal, fixed)
         text = " ".join(x for x in (head, f"Request {uuid.uuid4().hex[:8]}.", rest) if x)
         if p.kind == "tool":
             text += TOOL_INSTRUCTION

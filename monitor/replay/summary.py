@@ -15,7 +15,10 @@ Definitions (docs/contract.md compares them with ``vllm bench serve``, GuideLLM 
 * **Errors**: counted by the probe judge's categories (docs/probes.md).
 * **Goodput**: :mod:`monitor.slo.goodput` — the share of requests (failed ones included in the
   denominator) meeting every latency limit of the class at once, plus good requests and good
-  output tokens per second. A request's ``itl`` for goodput is its own P99 inter-token sample.
+  output tokens per second. A request's figures are the probes' (:mod:`monitor.slo.probe_goodput`):
+  ``itl`` = its mean per-token ITL, ``stall`` = its longest gap between two chunks, and ``ttft``,
+  ``tpot``, ``e2e``, ``queue_time`` as measured, so a replayed request and a probe run with the
+  same timings get the same verdict.
 """
 
 from __future__ import annotations
@@ -71,9 +74,13 @@ def metric_values(outcomes: Sequence[Outcome], metric: str) -> list[float]:
 
 
 def request_latency(o: Outcome) -> RequestLatency:
+    """The request for :mod:`monitor.slo.goodput`, with the figures a probe run has
+    (``monitor.slo.probe_goodput.request_latency``; tests/replay/test_goodput_definition.py)."""
     t = o.timings
-    itl = percentile(t.itl_samples, 99) if t.itl_samples else None
-    return RequestLatency(ok=o.ok, ttft=t.ttft, tpot=t.tpot, itl=itl, e2e=t.e2e, queue_time=t.server_queue)
+    longest = t.longest_gap
+    stall = longest.seconds if longest is not None else None
+    return RequestLatency(ok=o.ok, ttft=t.ttft, tpot=t.tpot, itl=t.itl_mean, e2e=t.e2e,
+                          queue_time=t.server_queue, stall=stall)  # fmt: skip
 
 
 def summarize(outcomes: Sequence[Outcome], ends: Sequence[float], slos: Sequence[SLO]) -> ReplaySummary:

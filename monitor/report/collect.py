@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from monitor.model import SLO, Model
 from monitor.report import collect_ops, collect_probes, series
 from monitor.report import contract as report_contract
+from monitor.report import goodput as report_goodput
 from monitor.report.budget import collect_budget
 from monitor.report.data import (
     RECENT_SECONDS,
@@ -120,4 +121,5 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         budget=collect_budget(model, w, end),
         contract=report_contract.collect(model, session, end),
         maintenance=collect_maintenance(model, session, week.start, week.end, end, red),
+        goodput=report_goodput.collect(model, session, start, end, probes.in_week),
     )

@@ -14,8 +14,9 @@ answered (not an availability failure), as the SLO slices do:
   part (server queue, prefill and decode from the server's per-request view, network = client
   TTFT − server TTFT, tool turnaround = the sum of a probe's tool rounds). A probe that recorded
   no server view (no queue, prefill or decode) takes it from the vLLM ``llm_request`` span of its
-  trace when one was received (``server_spans``, up to the report's end; the trace's earliest span,
-  i.e. the probe's first request), with network = client TTFT − the span's TTFT.
+  trace when one was received (``server_spans``, up to the report's end; the trace's earliest span
+  with a server part, i.e. the probe's first request), with network = client TTFT − the span's
+  TTFT; without one, the earliest GenAI span with a first-chunk time gives the network part only.
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ class ProbeFacts:
         return tuple(out)
 
     def _span_views(self) -> dict[str, tuple[float | None, ...]]:
-        """(queue, prefill, decode, ttft) of the earliest span of each week probe lacking a server view."""
+        """(queue, prefill, decode, ttft) for each week probe lacking a server view: the earliest span of
+        its trace with a server part, else the earliest with a TTFT (a GenAI span's first chunk)."""
         lacking = select(P.trace_id).where(
             *self.in_week,
             self.answered,
@@ -141,10 +143,13 @@ class ProbeFacts:
             S.trace_id.in_(lacking), S.end_time <= self.end
         )
         views: dict[str, tuple[float | None, ...]] = {}
+        ttft_only: dict[str, tuple[float | None, ...]] = {}  # GenAI spans (SGLang, gateway): TTFT at most
         for trace_id, *view in self.session.execute(q.order_by(S.start_time, S.span_id)):
-            if any(v is not None for v in view):  # a gateway's GenAI span carries no server parts
+            if any(v is not None for v in view[:3]):
                 views.setdefault(trace_id, tuple(view))
-        return views
+            elif view[3] is not None:
+                ttft_only.setdefault(trace_id, tuple(view))
+        return {**ttft_only, **views}  # a span with server parts wins over an earlier gateway span
 
     def samples(self) -> list[brk.Sample]:
         """Every answered probe's breakdown parts (own server view, else its span's), oldest first."""

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from monitor.report.budget import ClassBudget
+from monitor.report.goodput import GoodputSection
 from monitor.report.maintenance import MaintenanceSection
 
 #: Status of one SLO or one request class for the week (see docs/report.md "Status").
@@ -261,6 +262,7 @@ class ReportData:
     budget: tuple[ClassBudget, ...] = ()  # error-budget policy and time to exhaustion (report/budget.py)
     contract: tuple[Any, ...] = ()  # the operating contract per class (report/contract.py)
     maintenance: MaintenanceSection = field(default_factory=MaintenanceSection)  # report/maintenance.py
+    goodput: GoodputSection = field(default_factory=GoodputSection)  # report/goodput.py
 
     @property
     def end(self) -> datetime:

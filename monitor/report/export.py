@@ -13,6 +13,7 @@ from typing import Any
 
 from monitor.report import budget, display, maintenance
 from monitor.report import contract as report_contract
+from monitor.report import goodput as report_goodput
 from monitor.report.data import (
     BREAKDOWN_PARTS,
     Breakdown,
@@ -201,6 +202,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "budget": budget.to_json(data.budget),
         "contract": report_contract.to_json(data.contract),
         "maintenance": maintenance.to_json(data.maintenance),
+        "goodput": report_goodput.to_json(data.goodput),
     }
 
 

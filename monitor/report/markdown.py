@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from monitor.report import budget, charts, display, maintenance
 from monitor.report import contract as report_contract
+from monitor.report import goodput as report_goodput
 from monitor.report.data import BREAKDOWN_PARTS, SOURCE_DERIVED, ReportData
 
 #: Characters that can start or end inline markup, a link, raw HTML, an entity or a table cell.
@@ -222,6 +223,7 @@ def render_markdown(d: ReportData) -> str:
         *_capacity(d),
         *_latency(d),
         *report_contract.markdown_lines(d.contract),
+        *report_goodput.markdown(d.goodput, escape, table, display),
         "Charts are in report.html and report.pdf.",
     ]
     return "\n".join(lines) + "\n"

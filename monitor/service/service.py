@@ -4,8 +4,8 @@ One asyncio loop runs the APScheduler ``AsyncIOScheduler`` and a uvicorn server 
 surface of :mod:`monitor.service.http`. The web config (exporter-toolkit format) adds TLS and
 basic auth; without one the service refuses to listen beyond loopback and says at start that it
 serves plain HTTP on loopback only. SIGHUP reloads the configuration (:mod:`monitor.service.reload`);
-SIGTERM and SIGINT stop the scheduler, let running jobs finish, flush the store buffer and close
-the server.
+SIGTERM and SIGINT stop the scheduler, let running jobs finish, flush the store buffer and the
+OTLP GenAI client metrics, and close the server.
 """
 
 from __future__ import annotations
@@ -202,6 +202,8 @@ class Service:
         await self.tracked.finish(SHUTDOWN_GRACE)
         await self.jobs.close()
         await asyncio.to_thread(self.jobs.evaluate)
+        if self.exporter.genai is not None:  # push the GenAI client metrics recorded since the last export
+            await asyncio.to_thread(self.exporter.genai.shutdown)
         if self.fleet is not None:
             self.fleet.lock.release()
         self.store.close()

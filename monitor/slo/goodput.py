@@ -1,9 +1,10 @@
 """Goodput: one request is *good* when it meets every latency objective of its class at once.
 
-This is the one definition used by the goodput SLI, the replay benchmark and the operating
-contract. It follows ``vllm bench serve --goodput KEY:VALUE ...`` where the two overlap: a
-request counts towards goodput only if each constrained per-request metric is at or under its
-limit (vLLM's keys ``ttft``, ``tpot``, ``e2el`` are our ``ttft``, ``tpot``, ``e2e``).
+This is the one definition used by the goodput SLI, the replay benchmark, the operating
+contract and the report's goodput of real traffic (:mod:`monitor.slo.span_goodput`). It follows
+``vllm bench serve --goodput KEY:VALUE ...`` where the two overlap: a request counts towards
+goodput only if each constrained per-request metric is at or under its limit (vLLM's keys
+``ttft``, ``tpot``, ``e2el`` are our ``ttft``, ``tpot``, ``e2e``).
 
 Where they differ:
 

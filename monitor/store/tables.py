@@ -112,7 +112,7 @@ class ProbeResultRow(Base):
 
 
 class ServerSpanRow(Base):
-    """One vLLM ``llm_request`` span received over OTLP: the server's view of one request."""
+    """One span received over OTLP (vLLM ``llm_request`` or GenAI-convention): a view of one request."""
 
     __tablename__ = "server_spans"
     __table_args__ = (UniqueConstraint("trace_id", "span_id"),)

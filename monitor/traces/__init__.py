@@ -1,4 +1,4 @@
-"""OTLP trace input: vLLM's per-request ``llm_request`` spans, received over OTLP/HTTP."""
+"""OTLP trace input: vLLM's per-request ``llm_request`` spans and GenAI-convention spans, over OTLP/HTTP."""
 
 from monitor.traces.otlp import MAX_BODY_BYTES, Batch, parse_request
 from monitor.traces.span import SERVER_SPAN_NAME, OtlpError, ServerSpan

@@ -13,7 +13,8 @@ class TraceMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.received = Counter(
             OTLP_SPANS_RECEIVED.removesuffix("_total"),
-            "Spans received on /v1/traces by result: stored (llm_request), ignored (other spans), "
+            "Spans received on /v1/traces by result: stored (llm_request and GenAI-convention spans), "
+            "ignored (other spans), "
             "rejected (malformed request bodies, one per request).",
             [L_RESULT],
             registry=registry,

@@ -3,8 +3,9 @@
 An ``ExportTraceServiceRequest`` body is decoded whole before anything is kept, so a malformed
 body raises :class:`OtlpError` and yields nothing. Accepted encodings: ``application/x-protobuf``
 (what the OTLP/HTTP exporters of vLLM and the OpenTelemetry SDKs send) and ``application/json``
-(OTLP JSON: ids are hex strings, not base64), optionally ``Content-Encoding: gzip``. Only spans
-named ``llm_request`` become ServerSpans; every other span is counted as ignored.
+(OTLP JSON: ids are hex strings, not base64), optionally ``Content-Encoding: gzip``. Spans named
+``llm_request`` (vLLM) and spans following the GenAI conventions (a ``gen_ai.operation.name``,
+not the monitor's own probe spans) become ServerSpans; every other span is counted as ignored.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class UnsupportedEncoding(OtlpError):
 
 @dataclass(frozen=True)
 class Batch:
-    """What one export request held: the ``llm_request`` spans, and how many other spans it had."""
+    """What one export request held: the kept (``llm_request`` and GenAI) spans, and how many others."""
 
     spans: tuple[ServerSpan, ...]
     ignored: int
@@ -141,7 +142,7 @@ def spans(request: ExportTraceServiceRequest) -> Iterator[ServerSpan | None]:
     spans (:func:`~monitor.traces.span.is_request_span`), None for any other.
 
     OtlpError naming the span (``resource_spans[i].scope_spans[j].spans[k]``) and the field when an
-    ``llm_request`` span has an invalid id or a value its ``server_spans`` column cannot hold.
+    kept span has an invalid id or a value its ``server_spans`` column cannot hold.
     """
     for i, rs in enumerate(request.resource_spans):
         yield from _resource_spans(rs, f"resource_spans[{i}]")

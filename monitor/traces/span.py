@@ -1,9 +1,11 @@
-"""The server's own view of one request: a vLLM ``llm_request`` span, reduced to what we use.
+"""One request as a server or gateway saw it: a vLLM ``llm_request`` span, or a GenAI-convention span.
 
 Spans from other sources that follow the OpenTelemetry GenAI conventions (v1.37: a
 ``gen_ai.operation.name`` attribute; SGLang, an agent gateway) are kept too: their
 ``gen_ai.usage.input_tokens`` / ``output_tokens`` are the token counts, ``gen_ai.response.id`` the
-request id and their duration the e2e; the ``gen_ai.latency.*`` parts stay empty unless sent.
+request id, their duration the e2e and ``gen_ai.response.time_to_first_chunk`` (the inference
+span's streaming first-chunk time, seconds from the request's issue) the TTFT; the queue, prefill
+and decode parts stay empty unless the ``gen_ai.latency.*`` attributes are sent.
 
 vLLM (``--otlp-traces-endpoint``) exports one SERVER span per finished request, parented on the
 client's W3C ``traceparent``; its ``gen_ai.latency.*`` attributes are seconds, its
@@ -19,7 +21,7 @@ from typing import Any, Final
 
 from monitor.errors import M3MonError
 
-#: The only span name kept: vLLM's per-request span.
+#: vLLM's per-request span (kept, with every span following the GenAI conventions).
 SERVER_SPAN_NAME: Final = "llm_request"
 
 #: ServerSpan field -> vLLM span attribute (seconds).
@@ -40,6 +42,7 @@ GENAI_OPERATION: Final = "gen_ai.operation.name"
 INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 RESPONSE_ID: Final = "gen_ai.response.id"
+TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"
 #: Attribute of the monitor's own probe spans, which are never a server's view.
 PROBE_MARK: Final = "m3mon.probe.kind"
 
@@ -58,7 +61,7 @@ class OtlpError(M3MonError):
 
 @dataclass(frozen=True)
 class ServerSpan:
-    """One ``llm_request`` span: identity, wall-clock start/end (Unix seconds) and latencies."""
+    """One kept span (``llm_request`` or GenAI): identity, wall-clock start/end (Unix seconds), latencies."""
 
     trace_id: str  # 32 lowercase hex digits
     span_id: str  # 16 lowercase hex digits
@@ -126,6 +129,8 @@ def server_span(
     """Build a span from decoded OTLP fields; ids must be valid, attributes of the wrong type are None."""
     request_id = attributes.get(REQUEST_ID, attributes.get(RESPONSE_ID))
     latencies = {field: _number(attributes.get(attr)) for field, attr in LATENCY_ATTRIBUTES.items()}
+    if latencies["ttft"] is None:
+        latencies["ttft"] = _number(attributes.get(TIME_TO_FIRST_CHUNK))  # a GenAI-convention span
     if name != SERVER_SPAN_NAME and latencies["e2e"] is None and end_ns >= start_ns:
         latencies["e2e"] = (end_ns - start_ns) / 1e9  # a GenAI-convention span: its duration
     return ServerSpan(

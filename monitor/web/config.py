@@ -10,7 +10,7 @@ node_exporter or Prometheus takes::
       client_ca_file: clients-ca.crt
       min_version: TLS12              # optional (default TLS12), max_version too
     basic_auth_users:
-      prometheus: $2y$10$...          # bcrypt hashes: python -m monitor.web hash
+      prometheus: $2y$10$...          # bcrypt hashes: python -m monitor.web --user NAME --password-file FILE
 
 Keys the toolkit knows that m3mon does not implement (``cipher_suites``, ``client_allowed_sans``,
 ``http_server_config``...) are refused by name rather than ignored, and so are the client-auth
@@ -214,6 +214,8 @@ def load_web_config(path: str | Path) -> WebConfig:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise ConfigError([f"{p}: cannot read the web config: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{p}: not UTF-8 text: byte {exc.start} cannot be decoded"]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([f"{p}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
     if not isinstance(data, dict):

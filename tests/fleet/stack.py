@@ -100,7 +100,7 @@ fleet: {{shards: {SHARDS}}}
 
 
 @contextmanager
-def _database(base: str) -> Iterator[str]:
+def fresh_database(base: str) -> Iterator[str]:
     name = f"fleet_{uuid.uuid4().hex[:10]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT", poolclass=NullPool)
     with admin.connect() as conn:
@@ -122,7 +122,7 @@ def running_fleet(base_url: str, tmp: Path) -> Iterator[Fleet]:
     with ExitStack() as stack:
         sims = [stack.enter_context(running_simulator(decode_itl=0.002, answer_tokens=(4, 8), seed=i))
                 for i in range(ENDPOINTS)]  # fmt: skip
-        url = stack.enter_context(_database(base_url))
+        url = stack.enter_context(fresh_database(base_url))
         cfg = _config(tmp, [s.base_url for s in sims])
         env = {**os.environ, "M3MON_STORAGE_URL": url}
         upgrade(url)

@@ -1,7 +1,8 @@
 """Fleet mode on loopback: 2 shards x 2 replicas, 20 simulated endpoints, real PostgreSQL and Prometheus.
 
 One module-scoped stack; the tests run in order and build on each other: the healthy fleet
-(each endpoint probed by exactly its shard, one row per slot, one evaluator), then kill -9 of the
+(each endpoint probed by exactly its shard, one row per slot, one evaluator; each replica probes
+only the slots it claimed, so a pair probes each slot once), then kill -9 of the
 evaluator (another takes over within two steps, no evaluation missing or doubled), then a whole
 shard killed (its endpoints' absence alert fires in Prometheus; nothing is rebalanced).
 """
@@ -108,6 +109,44 @@ def test_each_endpoint_probed_by_its_shard_once_per_slot_and_one_evaluator(stack
     total = wait_for(lambda: query(prom, f"sum({cv.FLEET_EVALUATOR}) and count({cv.FLEET_EVALUATOR}) == 4"),
                      30, "all four replicas scraped")  # fmt: skip
     assert float(total[0]["value"][1]) == 1.0
+
+
+def _counters(rep: Any) -> dict[str, float]:
+    """One /metrics snapshot of a replica: probes run, and its claims won/lost/unavailable."""
+    out = dict.fromkeys(("runs", "won", "lost", "unavailable"), 0.0)
+    for line in httpx.get(f"{rep.url}/metrics", timeout=10).text.splitlines():
+        value = line.rsplit(" ", 1)[-1]
+        if line.startswith(cv.PROBE_TOTAL + "{"):
+            out["runs"] += float(value)
+        elif line.startswith(cv.FLEET_PROBE_CLAIMS + "{"):
+            out[line.split('result="', 1)[1].split('"', 1)[0]] += float(value)
+    return out
+
+
+def test_a_pair_probes_each_slot_once(stack: tuple[Fleet, str]) -> None:
+    """Each replica runs only the probes it claimed: in one /metrics snapshot its probe runs never
+    exceed its won claims (plus any round it could not claim), and it won no more claims than the
+    database holds for it. Guard: some replica has lost more claims than one round of its shard's
+    probes (the most that can be in flight), so had it probed its lost slots too (the claim filter
+    ignored) its runs would exceed its won claims."""
+    fleet, _ = stack
+    size = {k: sum(prometheus_shard(e, SHARDS) == k for e in fleet.endpoints) for k in range(SHARDS)}
+    snaps: dict[str, dict[str, float]] = {}
+
+    def contested() -> bool:
+        snaps.update({r.name: _counters(r) for r in fleet.replicas})
+        return any(snaps[r.name]["lost"] > size[r.shard] for r in fleet.replicas)
+
+    wait_for(contested, 40, "a replica that lost more than a round of claims")
+    won = dict(_rows(fleet.url, "SELECT replica, count(*) FROM probe_claims GROUP BY replica"))
+    print(f"pair probes: {snaps}, claims stored {won}")  # shown with -s
+    for name, c in snaps.items():
+        assert c["runs"] <= c["won"] + c["unavailable"], f"{name} probed slots it did not claim: {c}"
+        assert c["won"] <= won.get(name, 0), f"{name} counts claims the database does not hold"
+    # each run is a stored row of its own slot: the rows catch up with the runs the snapshot counted
+    # (had both replicas probed every slot, runs would be about twice the rows)
+    runs = sum(c["runs"] for c in snaps.values())
+    wait_for(lambda: _rows(fleet.url, "SELECT count(*) FROM probe_results")[0][0] >= runs, 10, "rows >= runs")
 
 
 def _lock_holders(fleet: Fleet) -> set[int]:

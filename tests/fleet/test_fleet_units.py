@@ -1,12 +1,14 @@
 """Fleet pieces without a fleet: slot collapse in the store, claims, SQLite refusal, `fleet plan`.
 
 Expected values come from the definitions in docs/fleet.md (one row and one set of events per
-slot identity; the first claim wins; Prometheus' hashmod in tests/fleet/stack.py).
+slot identity, on SQLite and on PostgreSQL; the first claim wins; no database → the claim is
+"unavailable" and the round probes everything; Prometheus' hashmod in tests/fleet/stack.py).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,8 +24,9 @@ from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.ops import probe_op, signals_op
 from monitor.store.tables import EventSliceRow, ProbeResultRow, ScrapeIntervalRow
-from tests.fleet.stack import prometheus_shard
+from tests.fleet.stack import fresh_database, prometheus_shard
 from tests.store.helpers import probe, signals
+from tests.support.prometheus import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "monitor.yaml"
@@ -36,12 +39,32 @@ def store(tmp_path: Path) -> Store:
     return Store(url)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def both_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A migrated empty store on SQLite and on PostgreSQL (the fleet's store: its conflict path)."""
+    if request.param == "sqlite":
+        yield _migrated(f"sqlite:///{tmp_path / 'm3mon.db'}")
+        return
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        store = _migrated(url)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def _migrated(url: str) -> Store:
+    upgrade(url)
+    return Store(url)
+
+
 def _count(store: Store, table: type) -> int:
     with store.session() as s:
         return int(s.scalar(select(func.count()).select_from(table)) or 0)
 
 
-def test_a_pairs_two_writes_of_one_slot_are_one_row_with_one_set_of_events(store: Store) -> None:
+def test_a_pairs_two_writes_of_one_slot_are_one_row_with_one_set_of_events(both_stores: Store) -> None:
+    store = both_stores
     model = load_model(EXAMPLE)
     a, b = probe(1_000_000.2), probe(1_000_000.9)  # the pair's runs of slot 33333 (30 s interval)
     store.apply([probe_op(model, a, 33_333), probe_op(model, b, 33_333), probe_op(model, a, 33_333)])
@@ -61,7 +84,8 @@ def test_without_slots_rows_keep_their_natural_key(store: Store) -> None:
     assert _count(store, ProbeResultRow) == 2
 
 
-def test_the_first_claim_of_a_slot_wins(store: Store) -> None:
+def test_the_first_claim_of_a_slot_wins(both_stores: Store) -> None:
+    store = both_stores
     keys = [("ep0", "c", "chat", 7), ("ep1", "c", "chat", 7)]
     assert claim(store, keys[:1], "0-a", 1.0) == {keys[0]}
     assert claim(store, keys, "0-b", 1.1) == {keys[1]}
@@ -97,3 +121,14 @@ def test_fleet_plan_assigns_by_prometheus_hashmod(capsys: pytest.CaptureFixture[
     assert out["assignment"] == {str(k): [n for n in names if prometheus_shard(n, 2) == k] for k in range(2)}
     sizes = [len(v) for v in out["assignment"].values()]
     assert out["balance"] == round(max(sizes) / (sum(sizes) / 2), 3)
+
+
+def test_claims_without_a_database_say_unavailable(caplog: pytest.LogCaptureFixture) -> None:
+    """PostgreSQL away: the claim answers None (the round then runs every probe) and says why."""
+    store = Store(f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/postgres")  # nothing listens
+    try:
+        with caplog.at_level("WARNING", logger="monitor.fleet.claims"):
+            assert claim(store, [("ep0", "c", "chat", 7)], "0-a", 1.0) is None
+    finally:
+        store.close()
+    assert "probe claims unavailable (OperationalError)" in caplog.text

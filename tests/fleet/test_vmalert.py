@@ -1,16 +1,23 @@
 """The remote-write layout: a Prometheus remote-writes to one VictoriaMetrics, vmalert evaluates the
 generated rules there, and they fire as they do in that Prometheus (Debian's victoria-metrics package).
 
-Input: a static page a live replica would export for a 2-shard fleet whose shard 1 is down
-(``m3mon_fleet_endpoint_owned`` for shard 0's endpoints only, no evaluator). Expected, by hand from
-the rules' definitions: ``M3MonEndpointUnmonitored`` for exactly shard 1's endpoints and
-``M3MonNoEvaluator``; the same firing set in Prometheus and in vmalert. Every generated rule file
-also loads in vmalert (``-dryRun``).
+Input: a page a live replica of a 2-shard fleet whose shard 1 is down would export
+(``m3mon_fleet_endpoint_owned`` for shard 0's endpoints only, no evaluator), whose probes of one
+endpoint fail half the time (5 successes and 5 timeouts a second) while its ``/health`` is up.
+Rules: the fleet group, the SLO group of the class's availability SLO (99 %) and the operational
+``VLLMHealthyButProbesFailing`` (its ``for`` dropped; every group evaluated each second). Expected, by hand from the rules'
+definitions: ``M3MonEndpointUnmonitored`` for exactly shard 1's endpoints, ``M3MonNoEvaluator``,
+``SLOErrorBudgetBurnPage`` (error ratio 0.5 > 14.4 x 0.01 on every window) and
+``VLLMHealthyButProbesFailing`` for the failing endpoint (0.5 > 0.25, failures >= 3); in Prometheus
+and in vmalert, and then the same whole firing set in both. Every generated rule file also loads
+in vmalert (``-dryRun``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +28,9 @@ import pytest
 
 from monitor import conventions as cv
 from monitor.generate.fleet_rules import fleet_groups
-from monitor.generate.rules import rule_file
+from monitor.generate.operational_rules import operational_groups
+from monitor.generate.rules import Group, rule_file
+from monitor.generate.slo_rules import slo_groups
 from monitor.model import load_model
 from tests.fleet.stack import prometheus_shard
 from tests.support.exposition import serving
@@ -32,11 +41,31 @@ pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[2]
 ENDPOINTS = [f"pool-{i}" for i in range(6)]
 LIVE = {e for e in ENDPOINTS if prometheus_shard(e, 2) == 0}
+FAILING = sorted(LIVE)[0]
+START = time.time()
+BURN, PROBES = cv.ALERT_BURN_PAGE, cv.ALERT_PROBES_FAILING
 
 
 def _page() -> bytes:
     lines = [f'{cv.FLEET_ENDPOINT_OWNED}{{endpoint="{e}",shard="0"}} 1' for e in sorted(LIVE)]
+    runs = int((time.time() - START) * 5)  # 5 successes and 5 timeouts a second
+    probe = f'{cv.PROBE_TOTAL}{{endpoint="{FAILING}",class="c",kind="chat",'
+    lines += [
+        f'{probe}result="{cv.RESULT_SUCCESS}",reason="{cv.REASON_NONE}"}} {runs}',
+        f'{probe}result="{cv.RESULT_FAILURE}",reason="timeout"}} {runs}',
+        f'{cv.HEALTH_UP}{{endpoint="{FAILING}"}} 1',
+    ]
     return ("\n".join([*lines, f"{cv.FLEET_EVALUATOR} 0", ""])).encode()
+
+
+def _rules(model: Any) -> str:
+    """The fleet group, the class's SLO group (every second), and VLLMHealthyButProbesFailing without
+    its ``for``."""
+    (probes,) = [a for g in operational_groups(model) for a in g.alerts if a.name == PROBES]
+    slo = [dataclasses.replace(g, interval="1s") for g in slo_groups(model, "c")]  # not once a minute
+    groups = [*fleet_groups(model, ("0s", "0s")), *slo]
+    groups.append(Group("probes", alerts=(dataclasses.replace(probes, for_=None),)))
+    return rule_file(groups, model.alerting, "test")
 
 
 @contextmanager
@@ -83,14 +112,14 @@ def test_every_generated_rule_file_loads_in_vmalert() -> None:
     assert done.returncode == 0, done.stderr.decode()[-2000:]
 
 
-def test_fleet_rules_fire_alike_in_prometheus_and_vmalert(tmp_path: Path) -> None:
+def test_rules_fire_alike_in_prometheus_and_vmalert(tmp_path: Path) -> None:
     vm = require_binary("victoria-metrics", "/usr/bin/victoria-metrics")
     vmalert = require_binary("vmalert", "/usr/bin/vmalert")
     model = _model(tmp_path)
-    rules = tmp_path / "fleet.rules.yml"
-    rules.write_text(rule_file(fleet_groups(model, ("0s", "0s")), model.alerting, "test"))
+    rules = tmp_path / "rules.yml"
+    rules.write_text(_rules(model))
     vm_port, alert_port = free_port(), free_port()
-    vm_url = f"http://127.0.0.1:{vm_port}"
+    vm_url, alerts = f"http://127.0.0.1:{vm_port}", f"http://127.0.0.1:{alert_port}/api/v1/alerts"
     with (
         serving(_page) as target,
         _process([vm, f"-storageDataPath={tmp_path / 'vm'}", f"-httpListenAddr=127.0.0.1:{vm_port}",
@@ -101,11 +130,16 @@ def test_fleet_rules_fire_alike_in_prometheus_and_vmalert(tmp_path: Path) -> Non
                  tmp_path / "vmalert.log", f"http://127.0.0.1:{alert_port}/health"),
     ):  # fmt: skip
         expected = {(cv.ALERT_ENDPOINT_UNMONITORED, e) for e in ENDPOINTS if e not in LIVE}
-        expected.add((cv.ALERT_NO_EVALUATOR, ""))
-        wait_for(lambda: _firing(f"{prom}/api/v1/alerts") == expected, 30, "Prometheus alerts")
-        wait_for(
-            lambda: _firing(f"http://127.0.0.1:{alert_port}/api/v1/alerts") == expected, 45, "vmalert alerts"
-        )
+        expected |= {(cv.ALERT_NO_EVALUATOR, ""), (BURN, ""), (PROBES, FAILING)}
+        names = {n for n, _ in expected}
+
+        def firing(url: str) -> set[tuple[str, str]]:
+            return {a for a in _firing(url) if a[0] in names}
+
+        wait_for(lambda: firing(f"{prom}/api/v1/alerts") == expected, 30, "Prometheus alerts")
+        wait_for(lambda: firing(alerts) == expected, 45, "vmalert alerts")
+        # and nothing else fires in one but not the other (e.g. the ticket burn alert, once enough events)
+        wait_for(lambda: _firing(f"{prom}/api/v1/alerts") == _firing(alerts), 30, "the same firing set")
 
 
 def _config(model: Any, target: str, rules: Path, vm_url: str) -> dict[str, Any]:

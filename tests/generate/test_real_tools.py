@@ -28,7 +28,7 @@ COMPOSE_BIN = _compose_binary()
 def _run(
     *cmd: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120, check=False, env=env)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600, check=False, env=env)
 
 
 def test_promtool_check_rules(generated: Path) -> None:

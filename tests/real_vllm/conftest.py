@@ -69,7 +69,8 @@ class Real:
 
     def deployment(self) -> DeploymentRow:
         rows = wait_until(lambda: self.rows(DeploymentRow), 20, "the deployment fingerprint in the store")
-        return max(rows, key=lambda r: r.last_seen)
+        latest: DeploymentRow = max(rows, key=lambda r: r.last_seen)
+        return latest
 
 
 def wait_for_probe_round(real: Real) -> list[ProbeResultRow]:

@@ -146,6 +146,10 @@ def test_goodput_is_the_share_meeting_every_limit(target: Target, sim: SimHandle
     slos = tuple(replace(s, threshold=0.2) if s.sli == "ttft" else s for s in target.request_class.slos)
     healthy = drive(target, profile(), Load(0.6, concurrency=2)).summary(slos)
     assert healthy.goodput_ratio == 1.0 and healthy.goodput_limits == {"ttft": 0.2}
+    # every request good, each with its forced OUTPUT tokens: token goodput = OUTPUT · n / duration
+    assert healthy.goodput_token_rate > 0
+    assert healthy.goodput_token_rate == pytest.approx(OUTPUT * healthy.requests / healthy.duration)
+    assert healthy.goodput_request_rate == pytest.approx(healthy.requests / healthy.duration)
     sim.set_faults(brownout_prefill_factor=100.0)  # >= 100 * 500 / 100000 = 0.5 s of prefill > 0.2 s
     slow = drive(target, profile(), Load(0.6, concurrency=2)).summary(slos)
     assert slow.goodput_ratio == 0.0 and slow.goodput_token_rate == 0.0

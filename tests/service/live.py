@@ -3,7 +3,9 @@
 :func:`running_monitor` writes a small configuration (one endpoint on a closed port, so scrapes
 and probes fail fast and quietly), optionally a web config, starts ``m3mon run --upgrade`` on a
 free loopback port, waits (bounded) until ``/-/ready`` answers 200 and always stops the process:
-SIGTERM, then SIGKILL after a deadline. :func:`make_tls` creates a CA, a server certificate for
+SIGTERM, then SIGKILL after a deadline. The store is SQLite in the test's folder unless the caller passes
+``storage_url`` (the PostgreSQL modules take a fresh database from :func:`fresh_database`).
+:func:`make_tls` creates a CA, a server certificate for
 127.0.0.1 and a client certificate with the ``openssl`` CLI.
 """
 
@@ -17,6 +19,7 @@ import ssl
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +28,9 @@ from typing import Any
 
 import httpx
 import yaml
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
 from monitor.web.auth import hash_password
 from tests.e2e.servers import free_port
@@ -92,7 +98,10 @@ def write_web_config(
     return path
 
 
-def config_doc(tmp: Path, port: int, scheme: str = "http", **exporter: Any) -> dict[str, Any]:
+def config_doc(
+    tmp: Path, port: int, scheme: str = "http", storage_url: str | None = None, **exporter: Any
+) -> dict[str, Any]:
+    url = storage_url or f"sqlite:///{tmp / 'm3mon.db'}"
     return {
         "version": "m3mon/v1",
         "endpoints": [{"name": "pool", "base_url": "http://127.0.0.1:9", "model": "MiniMaxAI/MiniMax-M3",
@@ -100,7 +109,7 @@ def config_doc(tmp: Path, port: int, scheme: str = "http", **exporter: Any) -> d
         "request_classes": [{"name": "chat-32k", "max_context_tokens": 32768, "probes": ["chat"],
                              "probe": {"interval": "1h", "jitter": "0.1s", "timeout": "5s"},
                              "slos": [{"name": "availability", "sli": "availability", "objective": 99}]}],
-        "storage": {"url": f"sqlite:///{tmp / 'm3mon.db'}", "buffer_dir": str(tmp / "spool")},
+        "storage": {"url": url, "buffer_dir": str(tmp / "spool")},
         "exporter": {"listen": f"127.0.0.1:{port}", **exporter},
         "alerting": {"monitor_receiver_url": f"{scheme}://127.0.0.1:{port}/alertmanager"},
     }  # fmt: skip
@@ -114,10 +123,15 @@ class Monitor:
     proc: subprocess.Popen[bytes]
     verify: str | bool = False
     headers: dict[str, str] = field(default_factory=dict)
+    storage_url: str = ""
+    _engine: Engine | None = None
 
-    @property
-    def db(self) -> Path:
-        return self.tmp / "m3mon.db"
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` in the monitor's store (SQLite or PostgreSQL), read independently."""
+        if self._engine is None:
+            self._engine = create_engine(self.storage_url, poolclass=NullPool)
+        with self._engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(sql))]
 
     def client(self, **kw: Any) -> httpx.Client:
         verify = (
@@ -132,8 +146,7 @@ class Monitor:
         return httpx.Client(**{**opts, **kw})
 
     def count(self, table: str) -> int:
-        with sqlite3.connect(self.db, timeout=10) as db:
-            return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return int(self.rows(f"SELECT count(*) FROM {table}")[0][0])
 
     def log(self) -> str:
         return (self.tmp / "run.log").read_text(errors="replace")
@@ -153,7 +166,7 @@ def wait_until(check: Any, timeout: float, what: str, every: float = 0.1) -> Any
     while time.monotonic() < deadline:
         try:
             last = check()
-        except (httpx.HTTPError, OSError, sqlite3.Error) as exc:
+        except (httpx.HTTPError, OSError, sqlite3.Error, SQLAlchemyError) as exc:
             last = exc
         else:
             if last:
@@ -186,13 +199,30 @@ def running_monitor(tmp: Path, doc: dict[str, Any], *args: str, verify: str | bo
             cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "NO_PROXY": "*"}
         )
     listen = doc["exporter"]["listen"]
-    m = Monitor(tmp, config, f"{scheme}://{listen}", proc, verify, headers or {})
+    m = Monitor(tmp, config, f"{scheme}://{listen}", proc, verify, headers or {}, doc["storage"]["url"])
     try:
         wait_until(lambda: _ready(m), 30, "the monitor's /-/ready")
         yield m
     finally:
         code = stop(proc)
+        if m._engine is not None:
+            m._engine.dispose()
     assert code == 0, f"m3mon run exited {code}:\n{m.log()[-3000:]}"
+
+
+@contextmanager
+def fresh_database(server_url: str) -> Iterator[str]:
+    """A new, empty database on the PostgreSQL server of ``server_url``; dropped afterwards."""
+    name = f"svc_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        yield server_url.rsplit("/", 1)[0] + f"/{name}"
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
 
 
 def _ready(m: Monitor) -> bool:
@@ -210,6 +240,7 @@ __all__ = [
     "basic",
     "config_doc",
     "free_port",
+    "fresh_database",
     "make_tls",
     "running_monitor",
 ]

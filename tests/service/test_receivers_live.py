@@ -1,5 +1,6 @@
 """The live receivers under hostile input: caps before reading, fields checked at the edge, and a
-bounded property-based run. A real ``m3mon run`` (basic auth, SQLite) serves the module; every
+bounded property-based run. A real ``m3mon run`` (basic auth, a fresh database on a real
+PostgreSQL) serves the module; every
 test measures what the store holds before and after, and the last one proves the write path did
 not stall: a valid webhook and a valid span sent after all the garbage are stored at once.
 """
@@ -17,7 +18,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.service.live import Monitor, basic, config_doc, free_port, running_monitor, wait_until
+from tests.service.live import (
+    Monitor,
+    basic,
+    config_doc,
+    free_port,
+    fresh_database,
+    running_monitor,
+    wait_until,
+)
 from tests.traces.otlp_bodies import request, span
 
 pytestmark = pytest.mark.timeout(120)
@@ -37,14 +46,16 @@ def valid_webhook(fingerprint: str = "f00d", **labels: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def monitor(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Monitor]:
+def monitor(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[Monitor]:
     from tests.service.live import write_web_config
 
     tmp = tmp_path_factory.mktemp("receivers")
     web = write_web_config(tmp / "web.yml", None)
-    doc = config_doc(tmp, free_port(), web_config_file=str(web))
-    with running_monitor(tmp, doc, headers={"Authorization": basic()}) as m:
-        yield m
+    with fresh_database(postgres_url) as url:
+        doc = config_doc(tmp, free_port(), storage_url=url, web_config_file=str(web))
+        with running_monitor(tmp, doc, headers={"Authorization": basic()}) as m:
+            assert m.storage_url.startswith("postgresql+psycopg://")
+            yield m
     print(f"\nhostile requests sent: {SENT} (total {sum(SENT.values())})")
 
 
@@ -227,5 +238,6 @@ def test_after_the_garbage_the_store_still_takes_writes(monitor: Monitor) -> Non
     wait_until(lambda: _stored(monitor) == (1, 1), 5, "the valid webhook and span stored")
     assert monitor.metric("m3mon_store_backlog_items") == 0
     assert monitor.metric("m3mon_store_dead_letters_total") == 0
+    assert not (monitor.tmp / "spool" / "dead-letters.jsonl").exists()
     with monitor.client() as c:
         assert c.get("/-/ready").status_code == 200

@@ -26,6 +26,7 @@ from tests.service.live import (
     basic,
     config_doc,
     free_port,
+    make_tls,
     running_monitor,
     wait_until,
     write_web_config,
@@ -155,3 +156,49 @@ def test_the_log_is_json_lines(monitor: Monitor) -> None:
     assert any(
         line["logger"] == "monitor.service.service" and "no web config" in line["msg"] for line in lines
     )
+
+
+def _web_cases(tmp: Path) -> dict[str, tuple[str, str]]:
+    """name -> (web config text, what the refusal must say)."""
+    tls = make_tls(tmp / "tls")
+    with_tls = {"tls_server_config": {"cert_file": str(tls.cert), "key_file": str(tls.key)}}
+    return {
+        "plain password": (yaml.safe_dump({"basic_auth_users": {"m3mon": "hunter2"}}),
+                           "basic_auth_users: m3mon: expected a bcrypt hash"),
+        "unknown key": ("tls_server_config: {cert_file: a, key_file: b, cipher_suites: [x]}\n",
+                        "tls_server_config.cipher_suites: an exporter-toolkit setting m3mon does not implement"),
+        "missing certificate": (yaml.safe_dump({"tls_server_config": {"cert_file": "nope.crt", "key_file": "nope.key"}}),
+                                "tls_server_config.cert_file: cannot load"),
+        "not YAML": ("basic_auth_users: [\n", "not valid YAML"),
+        "TLS turned on": (yaml.safe_dump(with_tls), "tls_server_config: changed; restart m3mon"),
+    }  # fmt: skip
+
+
+def test_a_broken_web_config_or_a_tls_change_is_refused(monitor: Monitor, base: dict[str, Any]) -> None:
+    """Each case points the configuration at a web config a reload must not apply; the running
+    configuration (plain HTTP, no auth) stays, and every refusal names the web config file."""
+    cases = _web_cases(monitor.tmp)
+    failed = _reloads(monitor, "failure")
+    for name, (text, said) in cases.items():
+        web = monitor.tmp / f"web-{name.replace(' ', '-')}.yml"
+        web.write_text(text)
+        _write(monitor, {**base, "exporter": {**base["exporter"], "web_config_file": str(web)}})
+        with monitor.client() as c:
+            r = c.post("/-/reload")
+            assert r.status_code == 500 and r.json()["status"] == "failed", (name, r.text)
+            assert str(web) in r.json()["error"] and said in r.json()["error"], (name, r.text)
+            assert c.get("/metrics").status_code == 200  # still no authentication: the old config runs
+    assert _reloads(monitor, "failure") == failed + len(cases)
+    assert "hunter2" not in monitor.log()
+    _write(monitor, base)
+
+
+def test_a_yaml_syntax_error_is_refused_naming_the_line(monitor: Monitor, base: dict[str, Any]) -> None:
+    failed = _reloads(monitor, "failure")
+    monitor.config.write_text(yaml.safe_dump(base, sort_keys=False) + "endpoints: [\n")
+    with monitor.client() as c:
+        r = c.post("/-/reload")
+    assert r.status_code == 500 and f"{monitor.config}:" in r.json()["error"], r.text
+    assert "not valid YAML" in r.json()["error"], r.text
+    assert _reloads(monitor, "failure") == failed + 1
+    _write(monitor, base)

@@ -1,6 +1,10 @@
 """``m3mon run`` behind its web config: TLS, client certificates and bcrypt basic auth on every route,
 with the real clients the generated configs set up: Alertmanager's webhook, Prometheus' scrape and
-vLLM's OTLP exporter (through the compose entrypoint that builds its header from the secret file)."""
+vLLM's OTLP exporter (through the compose entrypoint that builds its header from the secret file).
+The store is a fresh database on a real PostgreSQL and the endpoint it probes answers with a poison
+row (tests/service/poison_endpoint.py), which must be dead-lettered without stalling anything. The
+last test takes the database away and watches ``/-/ready`` and the evaluate job's counters say so,
+then recover."""
 
 from __future__ import annotations
 
@@ -33,13 +37,16 @@ from tests.service.live import (
     basic,
     config_doc,
     free_port,
+    fresh_database,
     make_tls,
     running_monitor,
     wait_until,
     write_web_config,
 )
+from tests.service.poison_endpoint import POISON_FINISH_REASON, poison_endpoint
 from tests.service.spans import CHILD, export
 from tests.support.alertmanager import running_alertmanager
+from tests.support.postgres import PostgresCluster
 from tests.support.prometheus import query as prom_query
 from tests.support.prometheus import running_prometheus, wait_for
 
@@ -55,18 +62,21 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> TLS:
 
 
 @pytest.fixture(scope="module")
-def monitor(tmp_path_factory: pytest.TempPathFactory, tls: TLS) -> Iterator[Monitor]:
+def monitor(tmp_path_factory: pytest.TempPathFactory, tls: TLS, postgres_url: str) -> Iterator[Monitor]:
     tmp = tmp_path_factory.mktemp("monitor")
     write_web_config(
         tmp / "web.yml", tls, client_auth_type="VerifyClientCertIfGiven", client_ca_file=str(tls.ca)
     )
     (tmp / "password").write_text(PASSWORD + "\n")  # a trailing newline, as `echo` writes it
     creds = {"username": USER, "password_file": str(tmp / "password"), "ca_file": str(tls.ca)}
-    doc = config_doc(tmp, free_port(), scheme="https", web_config_file="web.yml", credentials=creds)
-    with running_monitor(
-        tmp, doc, verify=str(tls.ca), headers={"Authorization": basic()}, scheme="https"
-    ) as m:
-        yield m
+    with fresh_database(postgres_url) as url, poison_endpoint() as endpoint:
+        doc = config_doc(tmp, free_port(), scheme="https", storage_url=url, credentials=creds)
+        doc["endpoints"][0]["base_url"] = endpoint.base_url  # its probe answer poisons the store
+        # the web config comes from the command line here (the config key is used by the other modules)
+        with running_monitor(tmp, doc, "--web.config.file", str(tmp / "web.yml"), verify=str(tls.ca),
+                             headers={"Authorization": basic()}, scheme="https") as m:  # fmt: skip
+            assert m.storage_url.startswith("postgresql+psycopg://")
+            yield m
 
 
 def test_every_route_needs_the_right_credentials(monitor: Monitor) -> None:
@@ -128,6 +138,26 @@ def test_the_monitor_watches_itself(monitor: Monitor) -> None:
     assert "without TLS or authentication" not in monitor.log()
 
 
+def test_a_poisoned_probe_row_is_dead_lettered_and_nothing_stalls(monitor: Monitor) -> None:
+    """The endpoint's chat stream ends with a 41-character finish_reason: PostgreSQL refuses the
+    probe's row (SQLSTATE 22001). The running service sets that one write aside in its dead-letter
+    file and counts it, stays ready, and the writes after it are stored (the tests below)."""
+    reason = "data_error"
+    wait_until(
+        lambda: monitor.metric("m3mon_store_dead_letters_total", reason=reason) >= 1, 20, "a dead letter"
+    )
+    lines = (monitor.tmp / "spool" / "dead-letters.jsonl").read_text().splitlines()
+    (letter,) = [json.loads(line) for line in lines]
+    assert (letter["reason"], letter["sqlstate"], letter["cause"]) == (reason, "22001",
+            "psycopg.errors.StringDataRightTruncation")  # fmt: skip
+    assert letter["op"]["row"]["finish_reason"] == POISON_FINISH_REASON
+    assert monitor.metric("m3mon_store_dead_letters_total") == 1
+    assert monitor.metric("m3mon_store_backlog_items") == 0
+    assert monitor.count("probe_results") == 0
+    with monitor.client() as c:
+        assert c.get("/-/ready").status_code == 200
+
+
 def _alertmanager_config(monitor: Monitor) -> dict[str, Any]:
     config = alertmanager_config(load_model(monitor.config))
     hook = config["receivers"][-1]["webhook_configs"][0]
@@ -148,11 +178,8 @@ def test_a_real_alertmanager_delivers_through_the_generated_credentials(
                  "startsAt": datetime.now(UTC).isoformat()}  # fmt: skip
         assert httpx.post(f"{am}/api/v2/alerts", json=[alert], timeout=5).status_code == 200
         wait_until(lambda: monitor.count("incidents") >= 1, 30, "the incident stored", every=0.3)
-    import sqlite3
-
-    with sqlite3.connect(monitor.db) as db:
-        row = db.execute("SELECT alertname, request_class, status FROM incidents").fetchone()
-    assert row == ("M3MonAuthTest", "chat-32k", "firing"), (tmp_path / "am.log").read_text()[-2000:]
+    rows = monitor.rows("SELECT alertname, request_class, status FROM incidents")
+    assert rows == [("M3MonAuthTest", "chat-32k", "firing")], (tmp_path / "am.log").read_text()[-2000:]
 
 
 def test_a_real_prometheus_scrapes_through_the_generated_credentials(
@@ -190,10 +217,7 @@ def test_a_real_otlp_exporter_with_and_without_the_password(
         SpanExportResult.FAILURE
     )
     wait_until(lambda: monitor.count("server_spans") >= 1, 10, "the span stored")
-    import sqlite3
-
-    with sqlite3.connect(monitor.db) as db:
-        assert [r[0] for r in db.execute("SELECT request_id FROM server_spans")] == ["r-ok"]
+    assert monitor.rows("SELECT request_id FROM server_spans") == [("r-ok",)]
 
 
 def test_the_compose_entrypoint_gives_vllm_its_otlp_header(monitor: Monitor, tmp_path: Path) -> None:
@@ -221,3 +245,37 @@ def test_the_compose_entrypoint_gives_vllm_its_otlp_header(monitor: Monitor, tmp
     assert env["OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"] == str(monitor.verify)
     wait_until(lambda: monitor.count("server_spans") >= 2, 30, "the span stored")
     assert json.dumps(vllm).count(PASSWORD) == 0
+
+
+def _evaluations(monitor: Monitor, result: str) -> float:
+    return monitor.metric("m3mon_job_runs_total", task="evaluate", result=result)
+
+
+def _ready_status(monitor: Monitor, status: int) -> httpx.Response | None:
+    with monitor.client(timeout=3.0) as c:
+        r = c.get("/-/ready")
+    return r if r.status_code == status else None
+
+
+def test_a_database_outage_fails_the_evaluate_job_and_readiness_says_so(
+    monitor: Monitor, postgres_cluster: PostgresCluster
+) -> None:
+    """Runs last in this module. With the PostgreSQL cluster stopped the evaluate job raises: each
+    run counts ``result="failure"``, its last-success time stands still, and ``/-/ready`` turns 503
+    naming the stale evaluation (two steps = 4 s); with the database back it is 200 again."""
+    wait_until(lambda: _evaluations(monitor, "success") >= 1, 15, "an evaluation")
+    failed = _evaluations(monitor, "failure")
+    postgres_cluster.stop()
+    try:
+        wait_until(lambda: _evaluations(monitor, "failure") > failed, 15, "a failed evaluation counted")
+        last = monitor.metric("m3mon_job_last_success_timestamp_seconds", task="evaluate")
+        r = wait_until(lambda: _ready_status(monitor, 503), 15, "/-/ready 503")
+        assert r.json()["status"] == "not ready", r.text
+        assert any("the last SLO evaluation completed" in why for why in r.json()["reasons"]), r.text
+        assert _evaluations(monitor, "failure") >= failed + 2
+        assert monitor.metric("m3mon_job_last_success_timestamp_seconds", task="evaluate") == last
+        assert "job evaluate failed" in monitor.log()
+    finally:
+        postgres_cluster.start()
+    wait_until(lambda: _ready_status(monitor, 200), 20, "/-/ready 200 again")
+    assert monitor.metric("m3mon_job_last_success_timestamp_seconds", task="evaluate") > last

@@ -96,7 +96,7 @@ def detection(scn: Scenario, outcomes: list[Outcome]) -> list[str]:
     if d is None:
         return []
     out = []
-    for o in outcomes:
+    for o in (o for o in outcomes if d.alert in o.alerts):  # the store has no absent/not-edge alert
         first = o.first_fire(d.alert)
         if first is None or first - d.onset > d.within:
             out.append(f"{o.source}: {d.alert} first fires at {first}, target {d.onset} + {d.within} min")

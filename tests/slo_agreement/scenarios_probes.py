@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.slo_agreement.streams import CRASH, ProbeRun, Scenario, SLODef, rounds, run
+from tests.slo_agreement.results import ABSENT
+from tests.slo_agreement.streams import CRASH, Detection, ProbeRun, Scenario, SLODef, rounds, run
 
 FOUR = ("chat", "tool_call", "image", "reasoning")
 WRONG = ("wrong_answer", "malformed_tool_call", "parser_leak", "truncated", "empty_output",
@@ -129,5 +130,6 @@ PROBE_SCENARIOS = (
              SLODef("correctness", "probes", "99"), 120,
              rounds(("chat", "image", "tool_call"), 60, 120 * 60, _correctness), kinds=("chat", "image", "tool_call")),
     Scenario("probes-stop-absent", "probes stop completing after an hour: SLOMetricAbsent",
-             availability("99"), 100, rounds(("chat",), 60, 100 * 60, _stops)),
+             availability("99"), 100, rounds(("chat",), 60, 100 * 60, _stops),
+             detection=Detection(ABSENT, 60, 21)),  # no completion for 10 min, then for: 10m (+1 step)
 )  # fmt: skip

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 
+from tests.slo_agreement.results import ABSENT, NOT_EDGE
 from tests.slo_agreement.streams import (
+    Detection,
     Pool,
     Scenario,
     ServerMinute,
@@ -91,7 +93,8 @@ SERVER_SCENARIOS = (
              )),
     Scenario("custom-buckets-no-edge", "a pool with buckets 1, 2, +Inf and a 2.5 s threshold, all fast",
              ttft(), 60, server=_timed("a", M(1, 61), 100, {}, fast_value=0.4), pools=(Pool("a", CUSTOM),),
-             finding="2: no bucket at the threshold is no data + SLOThresholdNotBucketEdge"),
+             finding="2: no bucket at the threshold is no data + SLOThresholdNotBucketEdge",
+             detection=Detection(NOT_EDGE, 0, 6)),  # for: 5m (+1 step)
     Scenario("mixed-pools", "pool a (default buckets, a slow spell) and pool b (buckets 1, 2: no events)",
              ttft(), 90, pools=(Pool("a"), Pool("b", CUSTOM)),
              server=_timed("a", M(1, 91), 100, {m: 40 if 61 <= m <= 70 else 3 for m in M(1, 91)})
@@ -99,7 +102,8 @@ SERVER_SCENARIOS = (
              finding="2: a pool without the edge adds nothing to the pool sum"),
     Scenario("server-absent", "the only pool goes away at minute 60: SLOMetricAbsent after 10 min",
              availability("99.5"), 90, pools=(Pool("a", gone_at=60),),
-             server=traffic("a", M(1, 60), lambda m: requests(50))),
+             server=traffic("a", M(1, 60), lambda m: requests(50)),
+             detection=Detection(ABSENT, 60, 11)),  # for: 10m (+1 step)
     Scenario("objective-9999", "10 000 requests a minute, 0.5 % errors for 30 minutes",
              availability("99.99"), 100,
              server=traffic("a", M(1, 101), lambda m: requests(10_000 - 50 * (61 <= m <= 90),
