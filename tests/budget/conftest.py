@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.pool import NullPool
 
 from monitor.slo.slices import EventSlice
 from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.ops import slices_op
 from tests.budget import scenarios as sc
-from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
+from tests.support.postgres import fresh_database, postgres_cluster, postgres_url  # noqa: F401  (fixtures)
 
 
 def scenario_slices() -> list[EventSlice]:
@@ -38,17 +35,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         url = f"sqlite:///{path}"
         yield from _filled(url)
         return
-    base = request.getfixturevalue("postgres_url")
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT", poolclass=NullPool)
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        yield from _filled(base.rsplit("/", 1)[0] + f"/{name}")
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        yield from _filled(url)
 
 
 def _filled(url: str) -> Iterator[str]:

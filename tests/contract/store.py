@@ -12,6 +12,7 @@ from monitor.store.migrate import upgrade
 from monitor.store.replays import StoredRun, save_run
 from monitor.store.repos import DeploymentRepo
 from monitor.store.store import Store
+from tests.support.configs import service_sections
 
 OLD = DeploymentFingerprint(vllm_version="0.32.1", max_model_len=8192, kv_cache_dtype="auto")
 NEW = DeploymentFingerprint(vllm_version="0.33.0", max_model_len=8192, kv_cache_dtype="fp8")
@@ -19,25 +20,17 @@ NEW = DeploymentFingerprint(vllm_version="0.33.0", max_model_len=8192, kv_cache_
 
 def model_of(folder: Path) -> Model:
     path = folder / "m3mon.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(textwrap.dedent("""\
         version: m3mon/v1
         endpoints:
-          - {{name: pool, base_url: "http://127.0.0.1:9", model: m, classes: [small]}}
+          - {name: pool, base_url: "http://127.0.0.1:9", model: m, classes: [small]}
         request_classes:
           - name: small
             max_context_tokens: 4096
             probes: [chat]
             slos:
-              - {{name: ttft-p95, sli: ttft, threshold: 0.5s, objective: 95, source: probes}}
-        storage: {{url: "sqlite:///{folder}/m3mon.db", buffer_dir: "{folder}/spool"}}
-        alerting:
-          page: {{receiver: pager}}
-          ticket: {{receiver: chat}}
-          monitor_receiver_url: http://127.0.0.1:9/alertmanager
-        report:
-          recipients: [a@example.com]
-          smtp: {{host: 127.0.0.1, sender: m3mon@example.com}}
-        """))  # fmt: skip
+              - {name: ttft-p95, sli: ttft, threshold: 0.5s, objective: 95, source: probes}
+        """) + service_sections(folder))  # fmt: skip
     upgrade(f"sqlite:///{folder}/m3mon.db")
     return load_model(path)
 

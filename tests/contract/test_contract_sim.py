@@ -20,6 +20,7 @@ from monitor.store.migrate import upgrade
 from monitor.store.replays import StoredRun, run_by_id
 from monitor.store.repos import DeploymentRepo
 from monitor.store.store import Store
+from tests.support.configs import service_sections
 
 SETTINGS = {"decode_itl": 0.005, "jitter": 0.0, "spec_tokens": 0, "max_model_len": 4096,
             "prefill_tps": 200_000.0}  # fmt: skip
@@ -51,15 +52,7 @@ def _config(folder: Path, base_url: str) -> Path:
               - {{name: availability, sli: availability, objective: 99, source: probes}}
               - {{name: ttft-p95, sli: ttft, threshold: 1s, objective: 95, source: probes}}
               - {{name: itl-p95, sli: itl, threshold: 0.1s, objective: 95, source: probes}}
-        storage: {{url: "sqlite:///{folder}/m3mon.db", buffer_dir: "{folder}/spool"}}
-        alerting:
-          page: {{receiver: pager}}
-          ticket: {{receiver: chat}}
-          monitor_receiver_url: http://127.0.0.1:9/alertmanager
-        report:
-          recipients: [a@example.com]
-          smtp: {{host: 127.0.0.1, sender: m3mon@example.com}}
-        """))  # fmt: skip
+        """) + service_sections(folder))  # fmt: skip
     upgrade(f"sqlite:///{folder}/m3mon.db")
     (folder / "small.yaml").write_text(PROFILE)
     return path

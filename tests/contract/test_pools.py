@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from monitor.cli import main
+from tests.support.configs import service_sections
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "monitor.yaml"
 AVAILABILITY = "slos: [{name: availability, sli: availability, objective: 99, source: probes}]"
@@ -26,15 +27,7 @@ def test_a_dedicated_class_on_a_shared_pool_is_a_warning(
           - {{name: chat, max_context_tokens: 4096, dedicated_pool: true, probes: [chat], {AVAILABILITY}}}
           - {{name: images, max_context_tokens: 4096, probes: [image], {AVAILABILITY}}}
           - {{name: long, max_context_tokens: 4096, dedicated_pool: true, probes: [chat], {AVAILABILITY}}}
-        storage: {{url: "sqlite:///{tmp_path}/m3mon.db"}}
-        alerting:
-          page: {{receiver: pager}}
-          ticket: {{receiver: chat}}
-          monitor_receiver_url: http://127.0.0.1:9/alertmanager
-        report:
-          recipients: [a@example.com]
-          smtp: {{host: 127.0.0.1, sender: m3mon@example.com}}
-        """))  # fmt: skip
+        """) + service_sections(tmp_path, spool=False))  # fmt: skip
     assert main(["check-config", str(path)]) == 0  # a warning, not an error
     lines = [line for line in capsys.readouterr().out.splitlines() if "dedicated_pool" in line]
     assert lines == [

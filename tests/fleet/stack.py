@@ -12,18 +12,16 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from sqlalchemy import create_engine, text
-from sqlalchemy.pool import NullPool
 
 from monitor.sim.harness import running_simulator
 from monitor.store.migrate import upgrade
+from tests.support.postgres import fresh_database
 from tests.support.prometheus import free_port
 
 ENDPOINTS = 20
@@ -97,20 +95,6 @@ fleet: {{shards: {SHARDS}}}
 """
     )
     return path
-
-
-@contextmanager
-def fresh_database(base: str) -> Iterator[str]:
-    name = f"fleet_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT", poolclass=NullPool)
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield base.rsplit("/", 1)[0] + f"/{name}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def _m3mon(*args: str) -> list[str]:

@@ -42,14 +42,11 @@ monitor_error (no event); a good run whose trace holds span 14 → 2 good of 4.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.pool import NullPool
 
 from monitor.errors import ConfigError
 from monitor.model import Model, load_model
@@ -66,7 +63,7 @@ from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.ops import endpoints_op, probe_op, spans_op
 from monitor.traces import ServerSpan
-from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
+from tests.support.postgres import fresh_database, postgres_cluster, postgres_url  # noqa: F401  (fixtures)
 
 CONFIG = """\
 version: m3mon/v1
@@ -176,19 +173,9 @@ def db_url(request: pytest.FixtureRequest, model: Model) -> Iterator[str]:
     if request.param == "sqlite":
         yield request.getfixturevalue("sqlite_url")
         return
-    base = request.getfixturevalue("postgres_url")
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT", poolclass=NullPool)
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        url = base.rsplit("/", 1)[0] + f"/{name}"
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
         _fill(url, model)
         yield url
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
 
 
 def _section(model: Model, url: str) -> goodput.GoodputSection:

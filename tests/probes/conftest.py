@@ -10,6 +10,7 @@ import pytest
 
 from monitor.model import Model, load_model
 from monitor.sim.harness import SimHandle, running_simulator
+from tests.support.configs import service_sections
 
 #: Small, fast simulator: 2 ms decode steps, no jitter, a 4K context like the test class ceiling.
 SIM_SETTINGS = {"decode_itl": 0.002, "jitter": 0.0, "max_model_len": 4096, "prefill_tps": 2_000_000.0,
@@ -35,15 +36,7 @@ def write_config(path: Path, base_url: str, *, timeout: str = "20s", kinds: str 
             slos:
               - {{name: availability, sli: availability, objective: 99.9, source: probes}}
               - {{name: ttft, sli: ttft, threshold: 2.5s, objective: 95, source: probes}}
-        storage: {{url: "sqlite:///{path.parent}/m3mon.db"}}
-        alerting:
-          page: {{receiver: pager}}
-          ticket: {{receiver: chat}}
-          monitor_receiver_url: http://127.0.0.1:9/alertmanager
-        report:
-          recipients: [a@example.com]
-          smtp: {{host: 127.0.0.1, sender: m3mon@example.com}}
-        """))  # fmt: skip
+        """) + service_sections(path.parent, spool=False))  # fmt: skip
     return path
 
 

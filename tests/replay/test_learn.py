@@ -18,45 +18,38 @@ from monitor.store.migrate import upgrade
 from monitor.store.repos import EndpointRepo
 from monitor.store.store import Store
 from monitor.store.tables import ProbeResultRow, ScrapeIntervalRow
+from tests.support.configs import service_sections
 
 AT = 10_000.0  # --at: the window is (AT - 1h, AT]
 
 
 def _config(folder: Path) -> Path:
     path = folder / "m3mon.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(textwrap.dedent("""\
         version: m3mon/v1
         endpoints:
           - name: pool
             base_url: http://127.0.0.1:9
             model: m
             classes: [solo]
-            deployment: {{max_model_len: 1024}}
-          - {{name: shared, base_url: "http://127.0.0.1:9", model: m, classes: [a, b]}}
+            deployment: {max_model_len: 1024}
+          - {name: shared, base_url: "http://127.0.0.1:9", model: m, classes: [a, b]}
         request_classes:
           - name: solo
             max_context_tokens: 1024
             dedicated_pool: true
             probes: [chat, reasoning, tool_call, long_prompt]
-            probe: {{long_prompt_tokens: 900}}
-            slos: [{{name: availability, sli: availability, objective: 99, source: probes}}]
+            probe: {long_prompt_tokens: 900}
+            slos: [{name: availability, sli: availability, objective: 99, source: probes}]
           - name: a
             max_context_tokens: 4096
             probes: [chat, image]
-            slos: [{{name: availability, sli: availability, objective: 99, source: probes}}]
+            slos: [{name: availability, sli: availability, objective: 99, source: probes}]
           - name: b
             max_context_tokens: 4096
             probes: [chat]
-            slos: [{{name: availability, sli: availability, objective: 99, source: probes}}]
-        storage: {{url: "sqlite:///{folder}/m3mon.db", buffer_dir: "{folder}/spool"}}
-        alerting:
-          page: {{receiver: pager}}
-          ticket: {{receiver: chat}}
-          monitor_receiver_url: http://127.0.0.1:9/alertmanager
-        report:
-          recipients: [a@example.com]
-          smtp: {{host: 127.0.0.1, sender: m3mon@example.com}}
-        """))  # fmt: skip
+            slos: [{name: availability, sli: availability, objective: 99, source: probes}]
+        """) + service_sections(folder))  # fmt: skip
     return path
 
 

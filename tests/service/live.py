@@ -19,7 +19,6 @@ import ssl
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from sqlalchemy.pool import NullPool
 
 from monitor.web.auth import hash_password
 from tests.e2e.servers import free_port
+from tests.support.postgres import fresh_database
 from tests.support.real import require_binary
 
 USER, PASSWORD = "m3mon", "s3cret pass/word=+"
@@ -208,21 +208,6 @@ def running_monitor(tmp: Path, doc: dict[str, Any], *args: str, verify: str | bo
         if m._engine is not None:
             m._engine.dispose()
     assert code == 0, f"m3mon run exited {code}:\n{m.log()[-3000:]}"
-
-
-@contextmanager
-def fresh_database(server_url: str) -> Iterator[str]:
-    """A new, empty database on the PostgreSQL server of ``server_url``; dropped afterwards."""
-    name = f"svc_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        yield server_url.rsplit("/", 1)[0] + f"/{name}"
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
 
 
 def _ready(m: Monitor) -> bool:

@@ -15,11 +15,15 @@ import signal
 import socket
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 
 from tests.support.real import require_binary
 
@@ -112,3 +116,20 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 def postgres_url(postgres_cluster: PostgresCluster) -> str:
     """SQLAlchemy URL of the throwaway cluster's ``postgres`` database."""
     return postgres_cluster.url
+
+
+@contextmanager
+def fresh_database(server_url: str, prefix: str = "t") -> Iterator[str]:
+    """URL of a new, empty database on the server of ``server_url``; dropped afterwards, always."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield server_url.rsplit("/", 1)[0] + f"/{name}"
+        finally:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
