@@ -21,7 +21,6 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 
 import uvicorn
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from monitor.errors import ServiceError
 from monitor.exporter import Exporter
@@ -31,7 +30,7 @@ from monitor.service import reload as reloading
 from monitor.service.http import make_app
 from monitor.service.jobs import Jobs
 from monitor.service.readiness import Readiness, readiness
-from monitor.service.schedule import Tracked, plan
+from monitor.service.schedule import Tracked, new_scheduler, plan
 from monitor.slo.due import STEP
 from monitor.store import Store
 from monitor.web.auth import BasicAuth
@@ -78,7 +77,7 @@ class Service:
                      len(model.endpoints))  # fmt: skip
         self.evaluate_every = min(EVALUATE_EVERY, evaluation_step)
         self.send_reports = send_reports
-        self.scheduler = AsyncIOScheduler(timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1})
+        self.scheduler = new_scheduler()
         self.stopping = asyncio.Event()
         self.server: uvicorn.Server | None = None
         self.tracked = Tracked(self.exporter.service)

@@ -40,6 +40,8 @@ CLASS = "chat-2k"
 #: The service's probe round: kinds whose results the tier joins with the server's spans.
 KINDS = ["chat", "tool_call", "long_prompt"]
 LONG_PROMPT_TOKENS = 1500
+#: The round's three kinds, each bounded by the probe timeout (60 s), on a loaded 2-core machine.
+ROUND_TIMEOUT = 240
 #: Per-test timeout in the tier: setup_stack.sh's bound plus a (slow, loaded-machine) server start.
 TIER_TIMEOUT = SETUP_TIMEOUT + 2 * START_TIMEOUT
 
@@ -55,6 +57,7 @@ class Real:
     db_url: str
     monitor: subprocess.Popen[bytes]
     workdir: Path
+    round_missing: str | None = None  # set once the service's probe round was waited for in vain
 
     def monitor_log(self) -> str:
         return (self.workdir / "monitor.log").read_text(errors="replace")
@@ -74,13 +77,24 @@ class Real:
 
 
 def wait_for_probe_round(real: Real) -> list[ProbeResultRow]:
-    """The service's first (and, at a 1h interval, only) probe round, once all its kinds are stored."""
+    """The service's first (and, at a 1h interval, only) probe round, once all its kinds are stored.
+
+    If it never comes, the first test to wait fails with the kinds stored and the monitor log's
+    tail; the tests after it fail at once with the same finding instead of waiting again."""
+    if real.round_missing is not None:
+        raise AssertionError(real.round_missing)
 
     def done() -> list[ProbeResultRow]:
         rows = real.rows(ProbeResultRow)
         return rows if {r.kind for r in rows} >= set(KINDS) else []
 
-    return wait_until(done, 180, "the service's probe round in the store", every=1.0)
+    try:
+        return wait_until(done, ROUND_TIMEOUT, "the service's probe round in the store", every=1.0)
+    except AssertionError as exc:
+        kinds = sorted({r.kind for r in real.rows(ProbeResultRow)})
+        tail = "\n".join(real.monitor_log().splitlines()[-40:])
+        real.round_missing = f"{exc}; kinds stored: {kinds}; monitor log tail:\n{tail}"
+        raise AssertionError(real.round_missing) from None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
+from apscheduler.job import Job
 
 from monitor.model import load_model
+from monitor.service.schedule import new_scheduler
 from monitor.service.service import Service
 from monitor.store.migrate import upgrade
 
@@ -51,3 +56,52 @@ def test_no_report_job_without_recipients_or_webhook(tmp_path: Path) -> None:
         assert "report" not in {j.id for j in service.scheduler.get_jobs()}
     finally:
         service.store.close()
+
+
+def test_a_run_the_busy_loop_made_late_still_runs(tmp_path: Path) -> None:
+    """A probe round due 1 s after start, on a loop blocked for 2.5 s (a loaded machine at start-up),
+    runs late instead of being skipped until the next hourly slot (APScheduler's default 1 s grace)."""
+    ran: list[float] = []
+
+    async def job() -> None:
+        ran.append(time.monotonic())
+
+    async def main() -> None:
+        sched = new_scheduler()
+        sched.add_job(
+            job, trigger="interval", seconds=3600, next_run_time=datetime.now(UTC) + timedelta(seconds=1)
+        )
+        sched.start()
+        try:
+            await asyncio.sleep(0.2)
+            time.sleep(2.5)  # the loop is busy past the run time and its default grace
+            for _ in range(40):
+                if ran:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            sched.shutdown(wait=False)
+
+    asyncio.run(main())
+    assert len(ran) == 1
+
+
+def test_the_service_plans_on_the_late_tolerant_scheduler(tmp_path: Path) -> None:
+    service = _service(tmp_path)
+
+    async def planned() -> list[Job]:
+        service._schedule()
+        service.scheduler.start(paused=True)  # job defaults are applied when the scheduler starts
+        try:
+            return list(service.scheduler.get_jobs())
+        finally:
+            service.scheduler.shutdown(wait=False)
+
+    try:
+        jobs = asyncio.run(planned())
+    finally:
+        service.store.close()
+    assert {j.id for j in jobs} >= {"evaluate", "probe:interactive-32k"}
+    for job in jobs:
+        assert job.misfire_grace_time is None, job.id
+        assert job.coalesce and job.max_instances == 1, job.id
