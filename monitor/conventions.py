@@ -110,6 +110,9 @@ STORE_WRITE_ERRORS: Final = "m3mon_store_write_errors_total"
 JOB_RUNS: Final = "m3mon_job_runs_total"
 #: Unix time of a task's last successful run (0 until its first success in this process).
 JOB_LAST_SUCCESS: Final = "m3mon_job_last_success_timestamp_seconds"
+#: How late, in seconds, a task's last run started after its scheduled time: a CPU-starved or
+#: throttled monitor shows here first (and its client-side probe timings are inflated too).
+JOB_START_DELAY: Final = "m3mon_job_start_delay_seconds"
 #: Requests refused before anything was stored, by ``receiver`` and ``reason``.
 RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
 #: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).

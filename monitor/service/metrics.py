@@ -3,6 +3,7 @@
 * ``m3mon_job_runs_total{task,result}``: every scheduled run by task (the scheduler's job id) and
   result (success, failure, skipped: the evaluation waited for the store);
 * ``m3mon_job_last_success_timestamp_seconds{task}``: 0 until the task first succeeds;
+* ``m3mon_job_start_delay_seconds{task}``: how late the task's last run started (0 until its first);
 * ``m3mon_receiver_rejected_total{receiver,reason}``: requests refused before anything was
   stored (unauthorized, too_large, invalid, unsupported);
 * ``m3mon_config_reloads_total{result}``.
@@ -33,6 +34,12 @@ class ServiceMetrics:
             [cv.L_TASK],
             registry=registry,
         )
+        self.start_delay = Gauge(
+            cv.JOB_START_DELAY,
+            "Seconds the task's last run started after its scheduled time (event-loop lag).",
+            [cv.L_TASK],
+            registry=registry,
+        )
         self.rejected = Counter(
             cv.RECEIVER_REJECTED.removesuffix("_total"),
             "Requests refused before anything was stored, by receiver and reason.",
@@ -54,10 +61,12 @@ class ServiceMetrics:
         wanted = set(tasks)
         for gone in self.tasks - wanted:
             self.last_success.remove(gone)
+            self.start_delay.remove(gone)
             for result in cv.JOB_RESULTS:
                 self.runs.remove(gone, result)
         for task in wanted - self.tasks:
             self.last_success.labels(task)
+            self.start_delay.labels(task)
             for result in cv.JOB_RESULTS:
                 self.runs.labels(task, result)
         self.tasks = wanted
@@ -66,6 +75,10 @@ class ServiceMetrics:
         self.runs.labels(task, result).inc()
         if result == "success":
             self.last_success.labels(task).set(at)
+
+    def started(self, task: str, delay: float) -> None:
+        if task in self.tasks:  # a run submitted just before a reload removed its task
+            self.start_delay.labels(task).set(max(0.0, delay))
 
     def reject(self, receiver: str, reason: str) -> None:
         self.rejected.labels(receiver, reason).inc()

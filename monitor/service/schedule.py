@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from apscheduler.events import EVENT_JOB_SUBMITTED, JobSubmissionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from monitor import conventions as cv
@@ -35,9 +36,20 @@ HEALTH_EVERY = 15.0
 JOB_DEFAULTS: dict[str, Any] = {"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
 
 
-def new_scheduler() -> AsyncIOScheduler:
-    """The scheduler ``m3mon run`` plans its jobs on (UTC, :data:`JOB_DEFAULTS`)."""
-    return AsyncIOScheduler(timezone="UTC", job_defaults=dict(JOB_DEFAULTS))
+def new_scheduler(metrics: ServiceMetrics | None = None) -> AsyncIOScheduler:
+    """The scheduler ``m3mon run`` plans its jobs on (UTC, :data:`JOB_DEFAULTS`).
+
+    With ``metrics``, every run's start delay (submission time minus its scheduled time) is set
+    on ``m3mon_job_start_delay_seconds{task}``."""
+    scheduler = AsyncIOScheduler(timezone="UTC", job_defaults=dict(JOB_DEFAULTS))
+    if metrics is not None:
+
+        def submitted(event: JobSubmissionEvent) -> None:
+            due = event.scheduled_run_times[-1]  # coalesced: the latest of the missed times
+            metrics.started(event.job_id, (datetime.now(UTC) - due).total_seconds())
+
+        scheduler.add_listener(submitted, EVENT_JOB_SUBMITTED)
+    return scheduler
 
 
 def _soon(seconds: float) -> datetime:

@@ -77,7 +77,7 @@ class Service:
                      len(model.endpoints))  # fmt: skip
         self.evaluate_every = min(EVALUATE_EVERY, evaluation_step)
         self.send_reports = send_reports
-        self.scheduler = new_scheduler()
+        self.scheduler = new_scheduler(self.exporter.service)
         self.stopping = asyncio.Event()
         self.server: uvicorn.Server | None = None
         self.tracked = Tracked(self.exporter.service)

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import yaml
 from apscheduler.job import Job
+from prometheus_client import CollectorRegistry
 
 from monitor.model import load_model
+from monitor.service.metrics import ServiceMetrics
 from monitor.service.schedule import new_scheduler
 from monitor.service.service import Service
 from monitor.store.migrate import upgrade
@@ -58,19 +60,22 @@ def test_no_report_job_without_recipients_or_webhook(tmp_path: Path) -> None:
         service.store.close()
 
 
-def test_a_run_the_busy_loop_made_late_still_runs(tmp_path: Path) -> None:
-    """A probe round due 1 s after start, on a loop blocked for 2.5 s (a loaded machine at start-up),
-    runs late instead of being skipped until the next hourly slot (APScheduler's default 1 s grace)."""
+def test_a_run_the_busy_loop_made_late_still_runs_and_says_how_late() -> None:
+    """A probe round due 1 s after start, on a loop blocked until 2.7 s (a loaded machine at
+    start-up), runs late instead of being skipped until the next hourly slot (APScheduler's
+    default 1 s grace), and ``m3mon_job_start_delay_seconds`` shows it started >= 1.7 s late."""
     ran: list[float] = []
+    registry = CollectorRegistry()
+    metrics = ServiceMetrics(registry)
+    metrics.plan(["probe:c"])
 
     async def job() -> None:
         ran.append(time.monotonic())
 
     async def main() -> None:
-        sched = new_scheduler()
-        sched.add_job(
-            job, trigger="interval", seconds=3600, next_run_time=datetime.now(UTC) + timedelta(seconds=1)
-        )
+        sched = new_scheduler(metrics)
+        due = datetime.now(UTC) + timedelta(seconds=1)
+        sched.add_job(job, "interval", seconds=3600, next_run_time=due, id="probe:c")
         sched.start()
         try:
             await asyncio.sleep(0.2)
@@ -84,6 +89,8 @@ def test_a_run_the_busy_loop_made_late_still_runs(tmp_path: Path) -> None:
 
     asyncio.run(main())
     assert len(ran) == 1
+    delay = registry.get_sample_value("m3mon_job_start_delay_seconds", {"task": "probe:c"})
+    assert delay is not None and delay >= 1.7
 
 
 def test_the_service_plans_on_the_late_tolerant_scheduler(tmp_path: Path) -> None:
