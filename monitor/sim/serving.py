@@ -33,13 +33,14 @@ CHAT, COMPLETIONS = "/v1/chat/completions", "/v1/completions"
 
 async def handle(sim: Simulator, request: Request, endpoint: str) -> Response:
     """Validate, admit and answer one request (streaming or not)."""
-    arrival = time.monotonic()
     faults = sim.faults
     refusal = sim.refusal(faults)
     if refusal is not None:
         return refusal
     try:
-        body = json.loads(await request.body())
+        raw = await request.body()
+        arrival = time.monotonic()  # like vLLM: a request arrives once its body has been read
+        body = json.loads(raw)
         if not isinstance(body, dict):
             raise RequestError(400, "request body must be a JSON object")
         if body.get("model") not in (None, sim.config.model):
