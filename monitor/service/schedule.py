@@ -36,19 +36,16 @@ HEALTH_EVERY = 15.0
 JOB_DEFAULTS: dict[str, Any] = {"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
 
 
-def new_scheduler(metrics: ServiceMetrics | None = None) -> AsyncIOScheduler:
-    """The scheduler ``m3mon run`` plans its jobs on (UTC, :data:`JOB_DEFAULTS`).
-
-    With ``metrics``, every run's start delay (submission time minus its scheduled time) is set
-    on ``m3mon_job_start_delay_seconds{task}``."""
+def new_scheduler(metrics: ServiceMetrics) -> AsyncIOScheduler:
+    """The scheduler ``m3mon run`` plans its jobs on (UTC, :data:`JOB_DEFAULTS`); every run's start
+    delay (submission time minus its scheduled time) goes to ``m3mon_job_start_delay_seconds``."""
     scheduler = AsyncIOScheduler(timezone="UTC", job_defaults=dict(JOB_DEFAULTS))
-    if metrics is not None:
 
-        def submitted(event: JobSubmissionEvent) -> None:
-            due = event.scheduled_run_times[-1]  # coalesced: the latest of the missed times
-            metrics.started(event.job_id, (datetime.now(UTC) - due).total_seconds())
+    def submitted(event: JobSubmissionEvent) -> None:
+        due = event.scheduled_run_times[-1]  # coalesced: the latest of the missed times
+        metrics.started(event.job_id, (datetime.now(UTC) - due).total_seconds())
 
-        scheduler.add_listener(submitted, EVENT_JOB_SUBMITTED)
+    scheduler.add_listener(submitted, EVENT_JOB_SUBMITTED)
     return scheduler
 
 

@@ -151,13 +151,18 @@ class Monitor:
     def log(self) -> str:
         return (self.tmp / "run.log").read_text(errors="replace")
 
-    def metric(self, name: str, **labels: str) -> float:
+    def samples(self, name: str, **labels: str) -> list[float]:
+        """The values of every exposed sample of ``name`` whose labels include ``labels``."""
         from prometheus_client.parser import text_string_to_metric_families
 
         with self.client() as c:
             text = c.get("/metrics").text
-        return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples
-                   if s.name == name and labels.items() <= s.labels.items())  # fmt: skip
+        return [s.value for f in text_string_to_metric_families(text) for s in f.samples
+                if s.name == name and labels.items() <= s.labels.items()]  # fmt: skip
+
+    def metric(self, name: str, **labels: str) -> float:
+        """The sum of :meth:`samples` (0 when none is exposed)."""
+        return sum(self.samples(name, **labels))
 
 
 def wait_until(check: Any, timeout: float, what: str, every: float = 0.1) -> Any:
