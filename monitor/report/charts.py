@@ -94,14 +94,19 @@ def _gapped(points: Sequence[SeriesPoint], value: str) -> list[float]:
     return [_nan(getattr(p, value), 100) if p.events > 0 else math.nan for p in points]
 
 
-#: The budget panel's lowest line (unless a line ends lower): below it a dip runs off the chart and
-#: its lowest value is written instead, so the 25 % and 0 % lines stay readable.
+#: The budget panel's lowest line (unless a line ends lower): a dip below it runs along the floor
+#: and its lowest value is written, so the 25 % and 0 % lines stay readable. It is drawn at the
+#: floor, not left out: a break in a line means a step without events.
 BUDGET_FLOOR = -150.0
 
 
-def _budget_axis(ax: Axes, values: Sequence[float], last: Sequence[float]) -> None:
-    """The budget panel's y axis: down to BUDGET_FLOOR, or lower to keep the lines' ends (``last``) in."""
-    floor = min([BUDGET_FLOOR, *(1.2 * v for v in last if math.isfinite(v))])
+def _budget_floor(last: Sequence[float]) -> float:
+    """Down to BUDGET_FLOOR, or lower to keep the lines' ends (``last``) on the chart."""
+    return min([BUDGET_FLOOR, *(1.2 * v for v in last if math.isfinite(v))])
+
+
+def _budget_axis(ax: Axes, values: Sequence[float], floor: float) -> None:
+    """The budget panel's y axis down to ``floor``; ``values`` are the lines' unclamped values."""
     kept = [max(v, floor) for v in values if math.isfinite(v)]
     ax.set_ylim(*_span(kept, [0.0, AT_RISK_BUDGET * 100], 100.0))
     low = min((v for v in values if math.isfinite(v)), default=0.0)
@@ -124,21 +129,22 @@ def burn_down(series: Sequence[SLOSeries], tz: tzinfo | None = None) -> bytes | 
     xs_all: list[datetime] = []
     ys_att: list[float] = []
     ys_bud: list[float] = []
+    ends = [next((v for v in reversed(_gapped(s.points, "budget_remaining")) if math.isfinite(v)), math.nan)
+            for s in series]  # fmt: skip
+    floor = _budget_floor(ends)
     for i, s in enumerate(series):
         colour = PALETTE[i % len(PALETTE)]
         xs = [p.at for p in s.points]
         a, b = _gapped(s.points, "attainment"), _gapped(s.points, "budget_remaining")
         label = plain(f"{s.slo} (objective {round(s.objective * 100, 6):g}%, dotted)")
         att.plot(xs, a, color=colour, marker="o", markersize=2.2, linewidth=1.3, label=label)
-        bud.plot(xs, b, color=colour, marker="o", markersize=2.2, linewidth=1.3)
+        bud.plot(xs, [max(v, floor) for v in b], color=colour, marker="o", markersize=2.2, linewidth=1.3)
         att.axhline(s.objective * 100, color=colour, linestyle=":", linewidth=0.9)
         xs_all += xs
         ys_att += a
         ys_bud += b
     att.set_ylim(*_span(ys_att, [s.objective * 100 for s in series], 100.0))
-    ends = [next((v for v in reversed(_gapped(s.points, "budget_remaining")) if math.isfinite(v)), math.nan)
-            for s in series]  # fmt: skip
-    _budget_axis(bud, ys_bud, ends)
+    _budget_axis(bud, ys_bud, floor)
     att.set_title("Attainment this period so far (%)", loc="left")
     bud.set_title("Error budget left in the SLO period (%)", loc="left")
     for ax in (att, bud):

@@ -6,7 +6,7 @@ are drawn (read from the chart's pixels, tests/report/lines.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +16,7 @@ from sqlalchemy import insert
 from monitor.model import Model, load_model
 from monitor.probes.result import ProbeResult, Timings
 from monitor.report import charts, generate
-from monitor.report.data import Period, ReportData
+from monitor.report.data import Period, ReportData, SeriesPoint, SLOSeries
 from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.ops import endpoints_op, probe_op, write_slices
@@ -131,3 +131,22 @@ def test_the_breakdown_chart_leaves_the_hole_empty(gapped: Gapped) -> None:
     assert not any(filled[c] for c in hole)
     for side in (before, after):  # (the vertical grid lines are drawn over the areas)
         assert sum(filled[c] for c in side) > 0.9 * len(side)
+
+
+def test_a_dip_below_the_budget_floor_runs_along_it_not_off_the_chart() -> None:
+    """Budget 100 % for 20 h, -1,300 % for 10 h, then -900 % to the end: the axis keeps the end
+    (floor 1.2 x -900 = -1,080 %), so the dip is below it. The line is drawn along the floor there
+    (a break would read as steps without events; the chart also writes the lowest value)."""
+    t0 = datetime.fromtimestamp(T0, UTC)
+    budget = [100.0] * 20 + [-1300.0] * 10 + [-900.0] * 18
+    points = tuple(
+        SeriesPoint(t0 + timedelta(hours=h), 0.5, b / 100, events=10.0) for h, b in enumerate(budget)
+    )
+    png = charts.burn_down([SLOSeries("chat", "availability", 0.99, points)])
+    assert png is not None
+    img = lines.pixels(png)
+    ((_, box),) = lines.burn_panels(img)
+    drawn = lines.line_columns(img, box, list(charts.PALETTE[:1]))
+    dip = _columns(box, 22 / 47, 28 / 47)
+    assert dip <= drawn, "the dip below the floor is not drawn"
+    assert lines.coverage(img, box, list(charts.PALETTE[:1])) > 0.9
