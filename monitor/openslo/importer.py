@@ -16,10 +16,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from monitor.config import EndpointSpec, parse_config
+from monitor.config import AlertingSpec, EndpointSpec, parse_config
 from monitor.errors import ConfigError
 from monitor.openslo import documents as d
 from monitor.openslo.mapping import Index, map_slo
+from monitor.openslo.queries import Scope
 from monitor.openslo.reader import read
 
 ENDPOINT_TYPES = {"vllm": "vllm", "sglang": "sglang"}
@@ -83,31 +84,34 @@ def _unused(index: Index, problems: d.Problems) -> None:
                 )
 
 
-def build(docs: list[d.Document], base: dict[str, Any] | None, problems: d.Problems) -> dict[str, Any]:
-    """The configuration as a mapping (not yet validated)."""
-    index = Index(docs)
-    base_classes = {
-        str(c.get("name")): c for c in (base or {}).get("request_classes") or [] if isinstance(c, dict)
+def _scope(endpoints: list[Any], base: dict[str, Any] | None) -> Scope:
+    """Whose series the imported configuration's rules read: the jobs of ``base``'s alerting
+    section (or the defaults), and the endpoints serving each class."""
+    alerting = (base or {}).get("alerting")
+    given = alerting if isinstance(alerting, dict) else {}
+    jobs = {
+        key: str(given.get(key, AlertingSpec.model_fields[key].default))
+        for key in ("prometheus_job_monitor", "prometheus_job_vllm")
     }
-    classes: dict[str, dict[str, Any]] = {}
-    referenced: set[str] = set()
-    for sdoc in index.by_kind["Service"].values():
-        classes[sdoc.m3mon_name] = {"name": sdoc.m3mon_name, "doc": sdoc, "slos": []}
-    for doc in index.slos:
-        inp = read(doc, index.by_kind["SLI"], problems)
-        service = index.get("Service", inp.service)
-        cls = service.m3mon_name if service else inp.service
-        referenced.add(cls)
-        if "indicatorRef" in doc.spec:
-            index.get("SLI", str(doc.spec["indicatorRef"]))
-        slo = map_slo(inp, cls, index, problems)
-        if cls not in classes and cls not in base_classes:
-            problems.add(
-                doc, "spec.service", f"no Service document {inp.service!r} and no such class in --base"
-            )
-        elif slo is not None:
-            classes.setdefault(cls, {"name": cls, "doc": None, "slos": []})["slos"].append(slo)
-    _unused(index, problems)
+    served: dict[str, set[str]] = {}
+    for ep in endpoints:
+        classes = ep.get("classes") if isinstance(ep, dict) else None
+        for cls in classes if isinstance(classes, list) else []:
+            served.setdefault(str(cls), set()).add(str(ep.get("name")))
+    return Scope(
+        jobs["prometheus_job_monitor"],
+        jobs["prometheus_job_vllm"],
+        {cls: frozenset(names) for cls, names in served.items()},
+    )
+
+
+def _classes(
+    classes: dict[str, dict[str, Any]],
+    referenced: set[str],
+    base_classes: dict[str, Any],
+    problems: d.Problems,
+) -> list[dict[str, Any]]:
+    """The imported classes: their settings, description and SLOs."""
     out_classes = []
     for name, entry in classes.items():
         sdoc = entry["doc"]
@@ -133,10 +137,39 @@ def build(docs: list[d.Document], base: dict[str, Any] | None, problems: d.Probl
                 "slos": entry["slos"],
             }
         )
-    imported = {c["name"]: c for c in out_classes}
+    return out_classes
+
+
+def build(docs: list[d.Document], base: dict[str, Any] | None, problems: d.Problems) -> dict[str, Any]:
+    """The configuration as a mapping (not yet validated)."""
+    index = Index(docs)
+    base_classes = {
+        str(c.get("name")): c for c in (base or {}).get("request_classes") or [] if isinstance(c, dict)
+    }
+    endpoints = _endpoints(index, problems) or list((base or {}).get("endpoints") or [])
+    scope = _scope(endpoints, base)
+    classes: dict[str, dict[str, Any]] = {}
+    referenced: set[str] = set()
+    for sdoc in index.by_kind["Service"].values():
+        classes[sdoc.m3mon_name] = {"name": sdoc.m3mon_name, "doc": sdoc, "slos": []}
+    for doc in index.slos:
+        inp = read(doc, index.by_kind["SLI"], problems)
+        service = index.get("Service", inp.service)
+        cls = service.m3mon_name if service else inp.service
+        referenced.add(cls)
+        if "indicatorRef" in doc.spec:
+            index.get("SLI", str(doc.spec["indicatorRef"]))
+        slo = map_slo(inp, cls, index, problems, scope)
+        if cls not in classes and cls not in base_classes:
+            problems.add(
+                doc, "spec.service", f"no Service document {inp.service!r} and no such class in --base"
+            )
+        elif slo is not None:
+            classes.setdefault(cls, {"name": cls, "doc": None, "slos": []})["slos"].append(slo)
+    _unused(index, problems)
+    imported = {c["name"]: c for c in _classes(classes, referenced, base_classes, problems)}
     kept = [imported.pop(n, c) for n, c in base_classes.items()]
-    config: dict[str, Any] = {"version": "m3mon/v1"}
-    config["endpoints"] = _endpoints(index, problems) or list((base or {}).get("endpoints") or [])
+    config: dict[str, Any] = {"version": "m3mon/v1", "endpoints": endpoints}
     config["request_classes"] = kept + list(imported.values())
     for key, value in (base or {}).items():
         config.setdefault(key, value)

@@ -1,18 +1,28 @@
 """One OpenSLO SLO (read by :mod:`monitor.openslo.reader`) -> one SLO of a request class, or refusals.
 
 Budgeting must be ``Occurrences``; the window a rolling 28d/30d (``4w``); one objective; the SLI's
-PromQL attributable to the class (:mod:`monitor.openslo.queries`); its alert policies rows of the
-burn alerts (:mod:`monitor.openslo.alerts`). Every refusal names the field.
+PromQL attributable to the class and reading only its series (:mod:`monitor.openslo.queries`);
+its alert policies rows of the burn alerts (:mod:`monitor.openslo.alerts`). Every refusal names
+the field.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from monitor.model import SLO
 from monitor.openslo import documents as d
 from monitor.openslo.alerts import check_condition
 from monitor.openslo.durations import format_duration, openslo_seconds
-from monitor.openslo.queries import attribute_counter, attribute_histogram, class_matches, parse
+from monitor.openslo.queries import (
+    Scope,
+    Selector,
+    attribute_counter,
+    attribute_histogram,
+    class_matches,
+    parse,
+    scope_problems,
+)
 from monitor.openslo.reader import Query, SLOInput
 
 PERIODS = (28 * 86400.0, 30 * 86400.0)
@@ -71,31 +81,52 @@ def _pick(candidates: list[Any], doc: d.Document) -> Any:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def _indicator(inp: SLOInput, cls: str, index: Index, problems: d.Problems) -> dict[str, Any] | None:
+def _scoped(
+    inp: SLOInput, slo: SLO, queries: list[tuple[Query, Selector]], scope: Scope, problems: d.Problems
+) -> bool:
+    """Whether every query reads only the class's series; a refusal per matcher naming others."""
+    ok = True
+    for query, sel in queries:
+        for why in scope_problems(slo, sel, scope):
+            problems.add(inp.doc, query.path, why)
+            ok = False
+    return ok
+
+
+def _threshold(
+    inp: SLOInput, query: Query, cls: str, index: Index, problems: d.Problems, scope: Scope
+) -> dict[str, Any] | None:
     doc, objective = inp.doc, inp.objectives[0]
-    if inp.threshold is not None:
-        if objective.get("op") != "lte":
-            problems.add(
-                doc,
-                f"{inp.objectives_path}[0].op",
-                f"latency SLOs count events at or under the threshold (lte), got {objective.get('op')!r}",
-            )
-            return None
-        if not isinstance(objective.get("value"), int | float) or objective["value"] <= 0:
-            problems.add(
-                doc,
-                f"{inp.objectives_path}[0].value",
-                f"expected the threshold in seconds, got {objective.get('value')!r}",
-            )
-            return None
-        if not _prometheus(inp.threshold, index, doc, problems):
-            return None
-        sel = parse(inp.threshold.text)
-        slo = _pick(attribute_histogram(cls, sel, float(objective["value"])), doc) if sel else None
-        if slo is None or sel is None or not class_matches(slo, sel):
-            _refuse_query(doc, inp.threshold, cls, problems)
-            return None
-        return {"sli": slo.sli, "threshold": format_duration(float(objective["value"])), "source": slo.source}
+    if objective.get("op") != "lte":
+        problems.add(
+            doc,
+            f"{inp.objectives_path}[0].op",
+            f"latency SLOs count events at or under the threshold (lte), got {objective.get('op')!r}",
+        )
+        return None
+    if not isinstance(objective.get("value"), int | float) or objective["value"] <= 0:
+        problems.add(
+            doc,
+            f"{inp.objectives_path}[0].value",
+            f"expected the threshold in seconds, got {objective.get('value')!r}",
+        )
+        return None
+    if not _prometheus(query, index, doc, problems):
+        return None
+    sel = parse(query.text)
+    slo = _pick(attribute_histogram(cls, sel, float(objective["value"])), doc) if sel else None
+    if slo is None or sel is None or not class_matches(slo, sel):
+        _refuse_query(doc, query, cls, problems)
+        return None
+    if not _scoped(inp, slo, [(query, sel)], scope, problems):
+        return None
+    return {"sli": slo.sli, "threshold": format_duration(float(objective["value"])), "source": slo.source}
+
+
+def _ratio(
+    inp: SLOInput, cls: str, index: Index, problems: d.Problems, scope: Scope
+) -> dict[str, Any] | None:
+    doc = inp.doc
     if "raw" in inp.ratio:
         problems.add(
             doc,
@@ -110,17 +141,26 @@ def _indicator(inp: SLOInput, cls: str, index: Index, problems: d.Problems) -> d
     if not (_prometheus(total, index, doc, problems) and _prometheus(other, index, doc, problems)):
         return None
     sel_total, sel_other = parse(total.text), parse(other.text)
-    is_bad = "bad" in inp.ratio
-    found = (
-        attribute_counter(cls, sel_total, sel_other if is_bad else None, None if is_bad else sel_other)
-        if sel_total and sel_other
-        else []
-    )
-    slo = _pick(found, doc)
-    if slo is None or sel_total is None or not class_matches(slo, sel_total):
+    if sel_total is None or sel_other is None:
         _refuse_query(doc, other, cls, problems)
         return None
+    is_bad = "bad" in inp.ratio
+    found = attribute_counter(cls, sel_total, sel_other if is_bad else None, None if is_bad else sel_other)
+    slo = _pick(found, doc)
+    if slo is None or not class_matches(slo, sel_total):
+        _refuse_query(doc, other, cls, problems)
+        return None
+    if not _scoped(inp, slo, [(total, sel_total), (other, sel_other)], scope, problems):
+        return None
     return {"sli": slo.sli, "source": slo.source}
+
+
+def _indicator(
+    inp: SLOInput, cls: str, index: Index, problems: d.Problems, scope: Scope
+) -> dict[str, Any] | None:
+    if inp.threshold is not None:
+        return _threshold(inp, inp.threshold, cls, index, problems, scope)
+    return _ratio(inp, cls, index, problems, scope)
 
 
 def _period(inp: SLOInput, problems: d.Problems) -> float | None:
@@ -199,11 +239,14 @@ def _policies(inp: SLOInput, period: float, index: Index, problems: d.Problems) 
             check_condition(doc, f"{cpath}.spec", cspec if isinstance(cspec, dict) else {}, period, problems)
 
 
-def map_slo(inp: SLOInput, cls: str, index: Index, problems: d.Problems) -> dict[str, Any] | None:
-    """One SLO of the configuration, or None (refusals added to ``problems``)."""
+def map_slo(
+    inp: SLOInput, cls: str, index: Index, problems: d.Problems, scope: Scope
+) -> dict[str, Any] | None:
+    """One SLO of the configuration, or None (refusals added to ``problems``); ``scope``: whose
+    series the class's SLIs read."""
     ok = _budgeting(inp, problems)
     period, objective = _period(inp, problems), _objective(inp, problems)
-    what = _indicator(inp, cls, index, problems) if inp.objectives else None
+    what = _indicator(inp, cls, index, problems, scope) if inp.objectives else None
     if period is not None:
         _policies(inp, period, index, problems)
     if not ok or period is None or objective is None or what is None:

@@ -8,11 +8,25 @@ Import (:func:`attribute_counter`, :func:`attribute_histogram`): a query maps on
 reads exactly the metric and matchers that SLI's event definition reads, plus only the labels
 that pick the class's series (``job``, ``class``, ``endpoint``). Anything else (another metric, a
 narrowing matcher, a Datadog query) cannot be attributed to a request class and is refused.
+
+Those scope labels must then name only the class's series (:func:`scope_problems`, for every
+query of the SLI: total, bad or good, threshold), as the rules read them (:class:`Scope`):
+
+* ``job``, if present, is exactly the job the SLI's events come from: the monitor's job
+  (``alerting.prometheus_job_monitor``, default ``m3mon``) for probe SLIs, the vLLM job
+  (``alerting.prometheus_job_vllm``, default ``vllm``) for server SLIs; ``=~`` with that one value
+  counts as ``=``, any other value or a negative matcher names other series.
+* ``endpoint``, if present, is ``=``/``=~`` with only endpoints that serve the class (probe series
+  carry the label too); a negative matcher selects every other endpoint and cannot be attributed.
+* ``class`` names exactly the class: probe queries must carry it (without it they read every
+  class's probes), and on server queries (vLLM series have no such label) any other value is
+  another class's series.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from monitor import conventions as cv
@@ -33,6 +47,7 @@ Matcher = tuple[str, str, frozenset[str]]
 class Selector:
     metric: str
     matchers: tuple[Matcher, ...]
+    written: tuple[str, ...] = ()  # each matcher as the query spells it, e.g. ``endpoint!="b"``
 
     def scope(self, label: str) -> Matcher | None:
         return next((m for m in self.matchers if m[0] == label), None)
@@ -79,13 +94,15 @@ def parse(query: str) -> Selector | None:
         return None
     name, body = found[0]
     out: list[Matcher] = []
+    written: list[str] = []
     for label, op, raw in _MATCHER.findall(body):
         value = _unquote(raw)
         values = (
             frozenset(_unquote(v) for v in value.split("|")) if op in ("=~", "!~") else frozenset({value})
         )
         out.append((label, "=~" if op == "=" else ("!~" if op == "!=" else op), values))
-    return Selector(name, tuple(out))
+        written.append(f'{label}{op}"{raw}"')
+    return Selector(name, tuple(out), tuple(written))
 
 
 def _candidates(request_class: str, threshold: float | None) -> list[SLO]:
@@ -166,3 +183,53 @@ def class_matches(slo: SLO, selector: Selector) -> bool:
     if slo.source != "probes":
         return True
     return selector.scope(cv.L_CLASS) == (cv.L_CLASS, "=~", frozenset({slo.request_class}))
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose series the rules read: the monitor's and vLLM's jobs, and each class's endpoints."""
+
+    job_monitor: str
+    job_vllm: str
+    endpoints: dict[str, frozenset[str]]  # class -> the names of the endpoints that serve it
+
+    def job(self, slo: SLO) -> str:
+        return self.job_monitor if slo.source == "probes" else self.job_vllm
+
+
+def _quoted(values: Iterable[str]) -> str:
+    return ", ".join(f'"{v}"' for v in sorted(values))
+
+
+def _foreign(slo: SLO, scope: Scope, matcher: Matcher) -> str | None:
+    """Why a scope matcher selects other series than ``slo``'s class's (None: it does not)."""
+    label, op, values = matcher
+    if label == cv.L_JOB and (op, values) != ("=~", frozenset({scope.job(slo)})):
+        whose = "the monitor's" if slo.source == "probes" else "the vLLM"
+        return f'{whose} job is "{scope.job(slo)}"'
+    if label == cv.L_CLASS and (op, values) != ("=~", frozenset({slo.request_class})):
+        return f'the class is "{slo.request_class}"'
+    pools = scope.endpoints.get(slo.request_class, frozenset())
+    if label != cv.L_ENDPOINT or (op == "=~" and values <= pools):
+        return None
+    served = (
+        f'class "{slo.request_class}" is served by {_quoted(pools)}'
+        if pools
+        else f'no endpoint serves class "{slo.request_class}"'
+    )
+    return served if op == "=~" else f"a negative matcher selects every other endpoint; {served}"
+
+
+def scope_problems(slo: SLO, selector: Selector, scope: Scope) -> list[str]:
+    """Why ``selector`` reads other series than ``slo``'s class's: one line per matcher at fault."""
+    out = []
+    for matcher, written in zip(selector.matchers, selector.written, strict=True):
+        why = _foreign(slo, scope, matcher)
+        if why is not None:
+            out.append(f"{written} names other series than this class's ({why})")
+    if slo.source == "probes" and selector.scope(cv.L_CLASS) is None:
+        out.append(
+            "no class matcher: the query reads the probe series of every class "
+            f'(add class="{slo.request_class}")'
+        )
+    return out
