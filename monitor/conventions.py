@@ -104,6 +104,11 @@ SLO_BURN_RATE: Final = "m3mon_slo_burn_rate"
 SLO_OBJECTIVE: Final = "m3mon_slo_objective_ratio"
 STORE_BACKLOG: Final = "m3mon_store_backlog_items"
 STORE_WRITE_ERRORS: Final = "m3mon_store_write_errors_total"
+#: Scrape readings this replica wrote, by ``result`` (READING_RESULTS, monitor.store.readings).
+STORE_READINGS: Final = "m3mon_store_readings_total"
+READING_RESULTS: Final = ("new", "duplicate", "late")
+#: Intervals between two stored readings too long to count (over SCRAPE_GAP_LIMIT).
+STORE_SCRAPE_GAPS: Final = "m3mon_store_scrape_gaps_total"
 #: Scheduled job runs by ``task`` (the scheduler's job id: ``evaluate``, ``probe:<class>``,
 #: ``scrape:<endpoint>``...) and ``result`` (JOB_RESULTS). The label is ``task``, not ``job``:
 #: Prometheus' target label ``job`` would rename a ``job`` label to ``exported_job``.
@@ -218,25 +223,40 @@ def sli_error_ratio_record(window: str) -> str:
 
 
 def slo_valid_events_record(window: str) -> str:
-    """Recording rule holding an SLO's valid events over ``window`` (``increase``)."""
+    """Recording rule holding an SLO's valid events over ``window`` (the sum of its step records)."""
     return f"m3mon:slo_events_valid:increase{window}"
 
 
 def slo_bad_events_record(window: str) -> str:
-    """Recording rule holding an SLO's bad events over ``window`` (``increase``)."""
+    """Recording rule holding an SLO's bad events over ``window`` (the sum of its step records)."""
     return f"m3mon:slo_events_bad:increase{window}"
 
 
-def slo_maintenance_events_record(kind: str) -> str:
-    """Recording rule holding an SLO's ``kind`` (``valid``/``bad``) events of the last minute that a
-    maintenance window excludes (absent outside maintenance); the window records subtract their sums."""
-    return f"m3mon:slo_events_{kind}_in_maintenance:increase1m"
+def slo_step_events_record(kind: str, maintenance: bool = False) -> str:
+    """Recording rule holding an SLO's ``kind`` (``valid``/``bad``) events of one rule step: the
+    counters' rise since the previous step's reading, outside maintenance (or, with
+    ``maintenance``, only of endpoints whose step overlapped an occurrence)."""
+    return f"m3mon:slo_events_{kind}_in_maintenance:step" if maintenance else f"m3mon:slo_events_{kind}:step"
 
 
-#: Step of the SLO rule groups: the maintenance records hold one step's events each.
+def slo_cumulative_events_record(kind: str) -> str:
+    """Recording rule holding, per target and endpoint, the cumulative ``kind`` events the SLO's
+    counters show at a rule step: the next step's rise is measured from it."""
+    return f"m3mon:slo_events_{kind}:cumulative"
+
+
+#: Per target and endpoint, the timestamp of the samples a rule step read: the next step's events
+#: happened after it (the step's span starts there, for the maintenance overlap rule).
+SLO_SAMPLED_RECORD: Final = "m3mon:slo_events_sampled:timestamp"
+#: Step of the SLO rule groups: each step record holds the events of one step.
 SLO_RULE_INTERVAL: Final = "1m"
-#: How far back a maintenance step looks for a counter's previous sample (longer scrape gaps leak).
-MAINTENANCE_LOOKBACK: Final = "1h"
+#: How far back a step looks for the previous step's reading, and how long an interval between two
+#: readings the store counts: events of a longer scrape gap are counted by neither engine.
+SCRAPE_GAP_LIMIT: Final = "1h"
+SCRAPE_GAP_LIMIT_SECONDS: Final = 3600.0
+#: Steps read the previous step's records this much before their own instant, so a record of the
+#: current step (whatever the order of rules, or a rule engine's write delay) is never read.
+STEP_READ_OFFSET: Final = "1s"
 
 SLO_META_OBJECTIVE_RECORD: Final = "m3mon:slo_objective:ratio"
 SLO_META_BUDGET_RECORD: Final = "m3mon:slo_error_budget:ratio"
@@ -383,6 +403,10 @@ SLO_TIME_TO_EXHAUSTION: Final = "m3mon_slo_time_to_exhaustion_seconds"
 #: ``(start, end]`` in Unix seconds. The rules read "in maintenance" as start < time() <= end.
 MAINTENANCE_START: Final = "m3mon_maintenance_start_timestamp_seconds"
 MAINTENANCE_END: Final = "m3mon_maintenance_end_timestamp_seconds"
+#: The occurrence that ended last, while it ended within SCRAPE_GAP_LIMIT: a rule step whose span
+#: (its samples' times) overlaps it is excluded, so events of the end's last interval stay out.
+MAINTENANCE_PREVIOUS_START: Final = "m3mon_maintenance_previous_start_timestamp_seconds"
+MAINTENANCE_PREVIOUS_END: Final = "m3mon_maintenance_previous_end_timestamp_seconds"
 MAINTENANCE_LABELS: Final = ("maintenance", "class", "endpoint", "whole_class", "whole_endpoint")
 L_MAINTENANCE: Final = "maintenance"
 #: "true" when the window covers the class on every endpoint serving it (burn alerts are inhibited).

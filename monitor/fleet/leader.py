@@ -88,6 +88,12 @@ class EvaluatorLock:
                 self.conn.close()
             self.conn = None
 
+    def give_up(self) -> None:
+        """Release the lock (close its session) but stay able to take it again later."""
+        if self.conn is not None:
+            log.warning("released the evaluator lock %d", self.key)
+        self._drop()
+
     def release(self) -> None:
         """Give the lock up (clean shutdown): closing the session releases it."""
         self._drop()

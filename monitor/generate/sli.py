@@ -1,30 +1,40 @@
-"""PromQL for each SLO's valid and bad events over a window, rendered from :mod:`monitor.events`.
+"""PromQL for each SLO's valid and bad events, rendered from :mod:`monitor.events`.
 
 The store counts the same events by applying the same definitions to each probe run and scrape
-interval (:mod:`monitor.slo.slices`); docs/slo-events.md states them in words. Every expression
-is a plain ``sum`` without labels of its own; the recording rules attach ``class``, ``slo`` and
-``sli``. Counts are ``increase()`` of counters, so a window's ratio is Σbad / Σvalid over it.
+interval (:mod:`monitor.slo.slices`); docs/slo-events.md states them in words. Events are counted
+**per rule step**, never with ``increase()`` (which extrapolates to the window's edges and so
+invents events a window never held, and cannot be told which of them maintenance excluded):
 
-* Counter events: valid = the increase of the series matching the valid matchers; bad = of those
-  also matching the bad matchers. Bad series that do not exist yet count 0 while valid ones exist.
-* Maintenance: :func:`maintenance_counts` records each step's events on endpoints inside a
-  maintenance occurrence (``start < time() <= end`` from the monitor's published boundaries), each
-  counter's rise since the last sample a step old (:func:`_step`); the window records subtract
-  their sum over the window (docs/maintenance.md).
-* Histogram events: per endpoint, valid = ``_count`` and bad = ``_count - _bucket{le=threshold}``,
-  joined ``on (endpoint)`` so an endpoint whose histogram has no bucket at the threshold adds
-  nothing to either (no data), never "every request slow". Layouts are never added up bucket by
-  bucket: each endpoint is reduced to counts first.
+* :func:`cumulative` — per target and endpoint (``job, instance, endpoint``), the valid and bad
+  events its counters show now. The SLO group records it at every step.
+* :func:`rise` — what a step adds: the cumulative value now less the one the previous step
+  recorded (whichever step last ran, up to :data:`~monitor.conventions.SCRAPE_GAP_LIMIT` back),
+  or the value now after a counter reset. A skipped evaluation loses nothing: the next step
+  measures from the last recorded reading. Successive steps add up to exactly what the counters
+  rose by, whatever the scrape phases.
+* :func:`step_in_maintenance` — per endpoint, whether the step's **span** (from the samples the
+  previous step read to the samples read now) overlaps a maintenance occurrence, the current or
+  next one or the one that ended last (from the boundaries the monitor publishes). An event is
+  only known to lie inside that span, so a span that overlaps an occurrence is excluded whole,
+  as the store excludes a scrape interval that overlaps one (docs/maintenance.md).
+
+Counter events: valid = the series matching the valid matchers; bad = those also matching the
+bad matchers (0 while no bad series exists). Histogram events: valid = ``_count`` of targets
+whose histogram has a bucket at the threshold, bad = ``_count − _bucket{le=threshold}`` — a
+target without the edge adds nothing (no data), never "every request slow".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 
 from monitor import conventions as cv
 from monitor import events
 from monitor.generate import promql as q
 from monitor.model import SLO, Model
+
+#: The labels of one target's counters for one endpoint: the unit of counter resets.
+TARGET = "job, instance, endpoint"
 
 
 def _matcher(m: events.Match) -> tuple[str, str]:
@@ -38,83 +48,93 @@ def base_matchers(model: Model, slo: SLO) -> list[tuple[str, str]]:
     return q.pool_matchers(model, slo)
 
 
-#: The amount a counter series adds: over a window (``increase``) or over one rule step.
-Amount = Callable[[str], str]
+def ids(slo: SLO) -> str:
+    """The selector body picking one SLO's own records."""
+    return q.matchers([(cv.L_CLASS, q.eq(slo.request_class)), (cv.L_SLO, q.eq(slo.name))])
 
 
-def _over(window: str) -> Amount:
-    return lambda selector: f"increase({selector}[{window}])"
+@dataclass(frozen=True)
+class Cumulative:
+    """Per target and endpoint: valid and bad events so far, and the series whose samples they read."""
+
+    valid: str
+    bad: str
+    sampled: str  # a selector of the series read (their timestamps are the step's reading time)
 
 
-def _step(selector: str) -> str:
-    """What ``selector`` added since the rule step before: the sample now less the last sample at
-    least a step old (up to :data:`~monitor.conventions.MAINTENANCE_LOOKBACK` back, so a scrape
-    gap's events land on the step that first sees them), or the value now after a counter reset.
-    Successive steps add up exactly to the counter's rise, whatever the scrape times."""
-    prev = f"last_over_time({selector}[{cv.MAINTENANCE_LOOKBACK}] offset {cv.SLO_RULE_INTERVAL})"
-    rise = f"({selector} - {prev})"
-    return f"({rise} >= 0\n  or\n  ({selector} and {rise} < 0))"
-
-
-def _by_endpoint(selector: str, amount: Amount) -> str:
-    return f"sum by ({cv.L_ENDPOINT}) ({amount(selector)})"
-
-
-def _counter_events(
-    base: list[tuple[str, str]], rule: events.CounterEvents, amount: Amount
-) -> tuple[str, str]:
+def _counter(base: list[tuple[str, str]], rule: events.CounterEvents) -> Cumulative:
     valid_sel = rule.metric + q.matchers([*base, *map(_matcher, rule.valid)])
     bad_sel = rule.metric + q.matchers([*base, *map(_matcher, (*rule.valid, *rule.bad))])
-    valid = _by_endpoint(valid_sel, amount)
-    return f"(\n  {_by_endpoint(bad_sel, amount)}\n  or\n  0 * {valid}\n)", valid
+    valid = f"sum by ({TARGET}) ({valid_sel})"
+    return Cumulative(valid, f"(sum by ({TARGET}) ({bad_sel}) or 0 * {valid})", valid_sel)
 
 
-def _histogram_events(
-    base: list[tuple[str, str]], rule: events.HistogramEvents, amount: Amount
-) -> tuple[str, str]:
+def _histogram(base: list[tuple[str, str]], rule: events.HistogramEvents) -> Cumulative:
     le = q.le_python_client(rule.threshold)
     base = [*base, *map(_matcher, rule.select)]
-    count = _by_endpoint(f"{rule.metric}_count{q.matchers(base)}", amount)
-    good = _by_endpoint(f"{rule.metric}_bucket{q.matchers([*base, ('le', q.eq(le))])}", amount)
-    bad = f"(\n  {count}\n  - on ({cv.L_ENDPOINT})\n  {good}\n)"
-    valid = f"(\n  {count}\n  and on ({cv.L_ENDPOINT})\n  {good}\n)"
-    return bad, valid
+    count_sel = f"{rule.metric}_count{q.matchers(base)}"
+    count = f"sum by ({TARGET}) ({count_sel})"
+    good = f"sum by ({TARGET}) ({rule.metric}_bucket{q.matchers([*base, ('le', q.eq(le))])})"
+    return Cumulative(f"({count} and on ({TARGET}) {good})", f"({count} - on ({TARGET}) {good})", count_sel)
 
 
-def events_by_endpoint(model: Model, slo: SLO, amount: Amount) -> tuple[str, str]:
-    """(bad, valid) PromQL for ``slo``'s events (each counter's ``amount``), one sample per endpoint."""
+def cumulative(model: Model, slo: SLO) -> Cumulative:
+    """``slo``'s cumulative valid and bad events per target and endpoint, as PromQL."""
     rule = events.definition(slo)
     base = base_matchers(model, slo)
     if isinstance(rule, events.CounterEvents):
-        return _counter_events(base, rule, amount)
-    return _histogram_events(base, rule, amount)
+        return _counter(base, rule)
+    return _histogram(base, rule)
 
 
-def event_counts(model: Model, slo: SLO, window: str) -> tuple[str, str]:
-    """(bad, valid) PromQL for ``slo``'s events over ``window``, before maintenance is taken out."""
-    bad, valid = events_by_endpoint(model, slo, _over(window))
-    return f"sum(\n  {bad}\n)", f"sum(\n  {valid}\n)"
+def previous(record_name: str, slo: SLO) -> str:
+    """The value the previous step recorded (the latest sample strictly before this step)."""
+    return f"last_over_time({record_name}{ids(slo)}[{cv.SCRAPE_GAP_LIMIT}] offset {cv.STEP_READ_OFFSET})"
 
 
-def in_maintenance(model: Model, slo: SLO) -> str:
-    """One sample per endpoint of ``slo``'s class while a maintenance occurrence holds ``time()``
-    (start < time() <= end, from the boundaries the monitor publishes)."""
+def rise(now: str, before: str) -> str:
+    """Per target and endpoint: ``now`` less ``before``, or ``now`` after a counter reset."""
+    delta = f"({now} - on ({TARGET}) {before})"
+    return f"({delta} >= 0\n  or\n  ({now} and on ({TARGET}) {delta} < 0))"
+
+
+def sampled_at(c: Cumulative) -> str:
+    """Per target and endpoint: when the samples this step reads were scraped."""
+    return f"max by ({TARGET}) (timestamp({c.sampled}))"
+
+
+def _overlapping(start: str, end: str, since: str, until: str) -> str:
+    """Occurrences ``(start, end]`` overlapping the per-endpoint span ``(since, until]``."""
+    return (
+        f"({end} > on ({cv.L_ENDPOINT}) group_left () {since})\n"
+        f"    and\n    ({start} < on ({cv.L_ENDPOINT}) group_left () {until})"
+    )
+
+
+def step_in_maintenance(model: Model, slo: SLO) -> str:
+    """One sample per endpoint whose step span overlaps a maintenance occurrence of the class.
+
+    The span runs from the earliest sample the previous step read (of the targets counted now)
+    to the latest sample read now.
+    """
+    c = cumulative(model, slo)
+    since = f"min by ({cv.L_ENDPOINT}) ({previous(cv.SLO_SAMPLED_RECORD, slo)} and on ({TARGET}) {c.valid})"
+    until = f"max by ({cv.L_ENDPOINT}) (timestamp({c.sampled}))"
     sel = q.monitor_selector(model.alerting, **{cv.L_CLASS: slo.request_class})
-    return f"({cv.MAINTENANCE_START}{sel} < time()\n  and\n  {cv.MAINTENANCE_END}{sel} >= time())"
+    current = _overlapping(cv.MAINTENANCE_START + sel, cv.MAINTENANCE_END + sel, since, until)
+    ended = _overlapping(cv.MAINTENANCE_PREVIOUS_START + sel, cv.MAINTENANCE_PREVIOUS_END + sel, since, until)
+    return f"count by ({cv.L_ENDPOINT}) (\n    {current}\n  or\n    {ended}\n)"
 
 
-def maintenance_counts(model: Model, slo: SLO) -> tuple[str, str]:
-    """(bad, valid) PromQL for ``slo``'s events of the last rule step on endpoints in maintenance."""
-    bad, valid = events_by_endpoint(model, slo, _step)
-    held = in_maintenance(model, slo)
-    bad, valid = (f"sum(\n  {x}\n  and on ({cv.L_ENDPOINT})\n  {held}\n)" for x in (bad, valid))
-    return bad, valid
-
-
-def error_ratio(model: Model, slo: SLO, window: str) -> str:
-    """Σbad / Σvalid over ``window`` as one expression; nothing (not NaN) when there are no events."""
-    bad, valid = event_counts(model, slo, window)
-    return f"(\n{bad}\n)\n/\n(\n{valid}\n> 0)"
+def step_events(model: Model, slo: SLO, kind: str, maintenance: bool) -> str:
+    """``kind`` (valid/bad) events of this step: outside maintenance, or (``maintenance``) inside."""
+    c = cumulative(model, slo)
+    now = c.valid if kind == "valid" else c.bad
+    per_endpoint = (
+        f"sum by ({cv.L_ENDPOINT}) (\n  {rise(now, previous(cv.slo_cumulative_events_record(kind), slo))}\n)"
+    )
+    keep = "and" if maintenance else "unless"
+    return f"sum(\n  {per_endpoint}\n  {keep} on ({cv.L_ENDPOINT})\n  {step_in_maintenance(model, slo)}\n)"
 
 
 def activity_window(model: Model, slo: SLO) -> str:

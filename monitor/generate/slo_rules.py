@@ -1,12 +1,15 @@
 """Per-SLO recording rules and multi-window multi-burn-rate alerts (docs/slo-events.md).
 
-For each SLO and each window (the rolling ones and the SLO period): the valid and bad event
-counts (``increase``, from :func:`monitor.generate.sli.event_counts`) and the error ratio
-Σbad / Σvalid — recorded only while the window holds events, so no NaN ever reaches a record, an
-alert or a dashboard. Then objective/budget/period metadata, the budget remaining over the
-period, the page and ticket burn alerts of :data:`monitor.conventions.BURN_ALERTS` with their
-minimum-events guard (:func:`monitor.slo.guard.min_events`), budget-exhausted, metric-absent and,
-for server latency SLOs, threshold-not-a-bucket-edge.
+For each SLO, per rule step (:mod:`monitor.generate.sli`): the cumulative valid and bad events of
+each target and endpoint and when they were sampled, then the step's events outside maintenance
+(and, for dashboards and the report, inside it). Each window's valid and bad events (the rolling
+windows and the SLO period) are the **sum of the step records** over the window — exact, never
+extrapolated — and the error ratio Σbad / Σvalid is recorded only while the window holds events,
+so no NaN ever reaches a record, an alert or a dashboard. Then objective/budget/period metadata,
+the budget remaining over the period, the page and ticket burn alerts of
+:data:`monitor.conventions.BURN_ALERTS` with their minimum-events guard
+(:func:`monitor.slo.guard.min_events`), budget-exhausted, metric-absent and, for server latency
+SLOs, threshold-not-a-bucket-edge.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from monitor.generate.rules import Alert, Group, record
 from monitor.generate.sli import (
     absent_condition,
     activity_window,
-    event_counts,
-    maintenance_counts,
+    cumulative,
+    sampled_at,
+    step_events,
     threshold_not_edge,
 )
+from monitor.generate.sli import ids as _ids
 from monitor.model import SLO, Model
 from monitor.slo.guard import min_events
 
@@ -29,60 +34,72 @@ def slo_labels(slo: SLO) -> dict[str, str]:
     return {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
 
 
-def _ids(slo: SLO) -> str:
-    return q.matchers([(cv.L_CLASS, q.eq(slo.request_class)), (cv.L_SLO, q.eq(slo.name))])
-
-
 def windows(slo: SLO) -> list[str]:
     """Rolling windows recorded for ``slo``, shortest first, then its period."""
     return [w for w, _ in cv.ROLLING_WINDOWS] + [slo.period_window]
 
 
 def _inside(window: str) -> str:
-    """``window`` less half a rule step: the rule samples of ``(t - window, t]`` and not the one at
-    ``t - window`` (Prometheus 2 range selectors include their left end)."""
+    """``window`` less half a rule step: the step records of ``(t - window, t]`` and not the one
+    at ``t - window`` (Prometheus 2 range selectors include their left end, Prometheus 3 and
+    VictoriaMetrics do not: half a step away from every step, both read the same samples)."""
     step = cv.window_seconds(cv.SLO_RULE_INTERVAL)
     return f"{cv.window_seconds(window) - step // 2}s"
 
 
-def _outside_maintenance(counted: str, kind: str, slo: SLO, window: str) -> str:
-    """``counted`` less the events that maintenance excluded in ``window``, never below 0."""
-    masked = f"sum(sum_over_time({cv.slo_maintenance_events_record(kind)}{_ids(slo)}[{_inside(window)}]))"
-    return f"clamp_min(\n{counted}\n-\n({masked} or vector(0)),\n0)"
+def window_events(kind: str, slo: SLO, window: str) -> str:
+    """``kind`` (valid/bad) events of ``window``: the sum of its step records, 0 (never absent)
+    when it holds none: a record that stops is read for minutes more by engines that write no
+    staleness markers for rule output (vmalert), so a window that empties must say 0."""
+    zero = f"0 * {cv.SLO_META_OBJECTIVE_RECORD}{_ids(slo)}"  # the SLO's own labels: one series either way
+    return f"sum_over_time({cv.slo_step_events_record(kind)}{_ids(slo)}[{_inside(window)}])\nor\n{zero}"
 
 
 def _window_records(model: Model, slo: SLO, window: str, labels: dict[str, str]) -> list[dict[str, str]]:
-    bad, valid = event_counts(model, slo, window)
     bad_rec, valid_rec = cv.slo_bad_events_record(window), cv.slo_valid_events_record(window)
     ratio = f"{bad_rec}{_ids(slo)}\n/\n({valid_rec}{_ids(slo)} > 0)"
     return [
-        record(valid_rec, _outside_maintenance(valid, "valid", slo, window), labels),
-        record(bad_rec, _outside_maintenance(bad, "bad", slo, window), labels),
+        record(valid_rec, window_events("valid", slo, window), labels),
+        record(bad_rec, window_events("bad", slo, window), labels),
         record(cv.sli_error_ratio_record(window), ratio, labels),
     ]
 
 
-def maintenance_records(model: Model, slo: SLO) -> list[dict[str, str]]:
-    """This step's valid and bad events on endpoints in maintenance (absent outside maintenance)."""
-    bad, valid = maintenance_counts(model, slo)
-    labels = slo_labels(slo)
-    return [
-        record(cv.slo_maintenance_events_record("valid"), valid, labels),
-        record(cv.slo_maintenance_events_record("bad"), bad, labels),
+def step_records(model: Model, slo: SLO) -> list[dict[str, str]]:
+    """Per target and endpoint, what the next step measures from; then this step's events.
+
+    The step records read the previous step's records strictly before their own instant, so the
+    order of rules in the group does not matter (the readings come first for engines that
+    evaluate a group rule by rule, such as vmalert's replay).
+    """
+    c, labels = cumulative(model, slo), slo_labels(slo)
+    out = [
+        record(cv.slo_cumulative_events_record("valid"), c.valid, labels),
+        record(cv.slo_cumulative_events_record("bad"), c.bad, labels),
+        record(cv.SLO_SAMPLED_RECORD, sampled_at(c), labels),
     ]
+    for maintenance in (False, True):
+        for kind in ("valid", "bad"):
+            expr = step_events(model, slo, kind, maintenance)
+            out.append(record(cv.slo_step_events_record(kind, maintenance), expr, labels))
+    return out
 
 
 def recording_rules(model: Model, slo: SLO) -> Group:
+    """The SLO's constants first (the window records read the objective's labels), then the step
+    records, the windows, and the budget."""
     labels = slo_labels(slo)
-    records = maintenance_records(model, slo)
-    records += [r for w in windows(slo) for r in _window_records(model, slo, w, labels)]
-    period_ratio = cv.sli_error_ratio_record(slo.period_window) + _ids(slo)
-    records += [
+    records = [
         record(cv.SLO_META_OBJECTIVE_RECORD, f"vector({q.num(slo.objective)})", labels),
         record(cv.SLO_META_BUDGET_RECORD, f"vector({q.num(slo.budget)})", labels),
         record(cv.SLO_META_PERIOD_RECORD, f"vector({round(slo.period)})", labels),
-        record(cv.SLO_BUDGET_REMAINING_RECORD, f"1 - {period_ratio} / {q.num(slo.budget)}", labels),
     ]
+    records += step_records(model, slo)
+    records += [r for w in windows(slo) for r in _window_records(model, slo, w, labels)]
+    period_ratio = cv.sli_error_ratio_record(slo.period_window) + _ids(slo)
+    records.append(
+        record(cv.SLO_BUDGET_REMAINING_RECORD, f"1 - {period_ratio} / {q.num(slo.budget)}", labels)
+    )
     return Group(f"m3mon-slo-sli-{slo.request_class}-{slo.name}", records=tuple(records))
 
 
@@ -94,7 +111,9 @@ def burn_condition(slo: SLO, severity: str) -> str:
         short = f"{cv.sli_error_ratio_record(b.short_window)}{_ids(slo)} > {threshold}"
         long = f"{cv.sli_error_ratio_record(b.long_window)}{_ids(slo)} > {threshold}"
         guard = f"{cv.slo_valid_events_record(b.long_window)}{_ids(slo)} >= {min_events(slo, b)}"
-        parts.append(f"(\n  {short}\n  and\n  {long}\n  and\n  {guard}\n)")
+        # the short window holds events now (its ratio may be an old sample where an engine keeps one)
+        fresh = f"{cv.slo_valid_events_record(b.short_window)}{_ids(slo)} > 0"
+        parts.append(f"(\n  {short}\n  and\n  {long}\n  and\n  {guard}\n  and\n  {fresh}\n)")
     return "\nor\n".join(parts)
 
 

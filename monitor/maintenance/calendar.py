@@ -2,10 +2,13 @@
 
 An occurrence covers the instants ``(start, end]``, like an SLO window: an event at exactly
 ``start`` happened before the maintenance, one at exactly ``end`` during it. An event of class
-*C* on endpoint *E* at instant *t* is excluded when any window covering *(C, E)* has an
-occurrence holding *t*. Both engines use this one rule: the store when it turns a probe run or a
-scrape interval into event slices (:mod:`monitor.slo.slices`), the generated rules through the
-occurrence boundaries the exporter publishes (:func:`Maintenance.published`).
+*C* on endpoint *E* known to the instant *t* (a probe's completion) is excluded when any window
+covering *(C, E)* has an occurrence holding *t*; events known only to lie in a span *(a, b]* (a
+scrape interval) are excluded together when the span overlaps an occurrence. Both engines use
+this one rule: the store when it turns a probe run or a scrape interval into event slices
+(:mod:`monitor.slo.slices`), the generated rules on each step's span through the occurrence
+boundaries the exporter publishes (:func:`Maintenance.published`,
+:func:`Maintenance.published_previous`).
 """
 
 from __future__ import annotations
@@ -102,6 +105,17 @@ class MaintenanceWindow:
         start = self._first_start_from(t)
         return self._occurrence(start) if start is not None else None
 
+    def ended_before(self, t: float) -> Occurrence | None:
+        """The last occurrence that ended before instant ``t`` (end < t), if any."""
+        held = self.occurrence_at(t)
+        start = self._last_start_before(held.start if held is not None else t)
+        while start is not None:
+            occ = self._occurrence(start)
+            if occ.end < t:
+                return occ
+            start = self._last_start_before(start.timestamp())
+        return None
+
     def between(self, since: float, until: float) -> list[Occurrence]:
         """Occurrences overlapping ``(since, until]``, in order."""
         out: list[Occurrence] = []
@@ -123,10 +137,22 @@ class Maintenance:
     def __bool__(self) -> bool:
         return bool(self.windows)
 
-    def excluding(self, request_class: str, endpoint: str, t: float) -> str | None:
-        """Name of a window excluding an event of ``request_class`` on ``endpoint`` at ``t``, or None."""
+    def excluding(
+        self, request_class: str, endpoint: str, t: float, since: float | None = None
+    ) -> str | None:
+        """Name of a window excluding events of ``request_class`` on ``endpoint``, or None.
+
+        An event known to the instant ``t`` (a probe's completion) is excluded when an occurrence
+        holds ``t``; events known only to lie in ``(since, t]`` (a scrape interval) are excluded
+        together when that span overlaps an occurrence, however little.
+        """
         for w in self.windows:
-            if (request_class, endpoint) in w.targets and w.occurrence_at(t) is not None:
+            if (request_class, endpoint) not in w.targets:
+                continue
+            if since is None or since >= t:
+                if w.occurrence_at(t) is not None:
+                    return w.name
+            elif w.between(since, t):
                 return w.name
         return None
 
@@ -140,6 +166,17 @@ class Maintenance:
         for w in self.windows:
             occ = w.current_or_next(t)
             if occ is not None:
+                for target in sorted(w.targets):
+                    yield w, target, occ
+
+    def published_previous(
+        self, t: float, within: float
+    ) -> Iterable[tuple[MaintenanceWindow, Target, Occurrence]]:
+        """Per window and target, the occurrence that ended last, while it ended less than
+        ``within`` seconds before ``t`` (rule steps whose span reaches back over its end)."""
+        for w in self.windows:
+            occ = w.ended_before(t)
+            if occ is not None and t - occ.end <= within:
                 for target in sorted(w.targets):
                     yield w, target, occ
 

@@ -198,12 +198,16 @@ def latency(stats: Sequence[LatencyStats]) -> bytes | None:
     axes = fig.subplots(1, len(LATENCY_KINDS), sharey=True)
     width = 0.27
     for ax, kind in zip(axes, LATENCY_KINDS, strict=True):
+        longest = 0.0
         for j, (name, attr) in enumerate((("P50", "p50"), ("P95", "p95"), ("P99", "p99"))):
             ys = [i + (j - 1) * width for i in range(len(classes))]
             vals = [_nan(getattr(by_key.get((c, kind)), attr, None)) for c in classes]
             ax.barh(ys, vals, height=width, color=PALETTE[j], label=name)
+            longest = max([longest, *(v for v in vals if v == v and v > 0)])
         ax.set_title(f"{KIND_LABELS[kind]} (s)")
         _log_seconds_axis(ax)
+        if longest > 0:
+            ax.set_xlim(right=longest * 1.6)  # the longest bar ends inside the frame, never on it
     axes[0].invert_yaxis()
     axes[0].set_yticks(range(len(classes)), [plain(c) for c in classes])
     handles, labels = axes[0].get_legend_handles_labels()  # below the axes: never over a bar

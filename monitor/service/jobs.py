@@ -30,13 +30,18 @@ from monitor.scrape.signals import Signals
 from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
-from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, signals_op, spans_op
+from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, spans_op
+from monitor.store.readings import reading_op
 from monitor.traces import ServerSpan
 
 log = logging.getLogger(__name__)
 
 #: Re-read the deployment fingerprint (/version, /v1/models) every this many scrapes.
 FINGERPRINT_EVERY = 20
+#: Fleet mode: an evaluator whose store writes have failed this long (or for LOCK_GIVE_UP_STEPS
+#: evaluation steps, if that is shorter) gives up the evaluator lock.
+LOCK_GIVE_UP = 30.0
+LOCK_GIVE_UP_STEPS = 3
 
 
 class Skipped:
@@ -64,7 +69,11 @@ class Jobs:
         self.exporter = exporter
         self.clock = clock
         self.writer = BufferedWriter(
-            store, model.storage.buffer_dir, model.storage.buffer_max_items, metrics=exporter.store
+            store,
+            model.storage.buffer_dir,
+            model.storage.buffer_max_items,
+            metrics=exporter.store,
+            model=lambda: self.model,
         )
         self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None), follow_redirects=False)
         # Probes read SSE through a client whose connections stamp each chunk's kernel arrival time.
@@ -102,7 +111,10 @@ class Jobs:
     # --- collector ------------------------------------------------------------------------
 
     async def scrape(self, endpoint: Endpoint) -> Signals | None:
-        """Scrape one endpoint; store the interval since the previous good scrape."""
+        """Scrape one endpoint and store its reading; the store derives the interval since the
+        endpoint's previous stored reading (:mod:`monitor.store.readings`), whichever replica of a
+        pair wrote it. Returns the interval since this replica's previous good scrape (None for
+        its first or a failed one)."""
         started = time.monotonic()
         self.exporter.scrape.start(endpoint.name)
         try:
@@ -117,11 +129,10 @@ class Jobs:
         count = self.scrapes[endpoint.name] = self.scrapes.get(endpoint.name, 0) + 1
         if count % FINGERPRINT_EVERY == 1:
             await self._fingerprint(endpoint, reading)
-        if first:
-            return None  # a cumulative reading is not an interval: nothing to store yet
-        slot = slot_of(signals.end, endpoint.scrape_interval) if self.fleet else None
-        await self.write(signals_op(self.model, endpoint.name, signals, slot))
-        return signals
+        slot = slot_of(reading.time, endpoint.scrape_interval) if self.fleet else None
+        replica = self.fleet.replica if self.fleet is not None else None
+        await self.write(reading_op(endpoint.name, reading, slot, replica))
+        return None if first else signals
 
     async def _fingerprint(self, endpoint: Endpoint, reading: Reading) -> None:
         fp = await fingerprint(endpoint, self.client, reading)
@@ -195,19 +206,29 @@ class Jobs:
     # --- evaluation and upkeep ------------------------------------------------------------
 
     def evaluate(self) -> int | Skipped:
-        """Replay any backlog, evaluate every due step, refresh the SLO gauges (runs in a thread)."""
+        """Replay any backlog, evaluate every due step (and again every step a late write changed),
+        refresh the SLO gauges (runs in a thread).
+
+        A step is evaluated once the store holds its events: this replica's spool holds none
+        before it, and in a fleet neither does any live replica's (or
+        :data:`monitor.store.progress.FINAL_STEPS` steps passed: a later write re-evaluates it).
+        """
         self.writer.flush()
         if self.writer.database_away:
+            self._cannot_write()
             return SKIPPED  # the database takes no writes now: nothing could be read or stored
-        if self.fleet is not None and not self._evaluator():
-            self.exporter.slo.update(self.store.latest_evaluations(self.clock()))
-            self.last_evaluation = self.clock()  # a standby's job is done: it is not the evaluator
-            return 0
         # results completed just before a step may still be on their way to the store, and steps
         # at or after the oldest spooled event wait for its replay; unrelated backlog does not block
         now = self.writer.complete_until(self.clock() - min(SETTLE, self.evaluation_step / 2))
+        if self.fleet is not None:
+            self.store.report_progress(self.fleet.replica, now, self.clock())
+            if not self._evaluator():
+                self.exporter.slo.update(self.store.latest_evaluations(self.clock()))
+                self.last_evaluation = self.clock()  # a standby's job is done: it is not the evaluator
+                return 0
+            now = self.store.fleet_complete_until(self.clock(), now, self.evaluation_step)
         step = align(now, self.evaluation_step)
-        if step == self.evaluated_step:
+        if step == self.evaluated_step and not self.store.any_dirty():
             self.last_evaluation = self.clock()
             return 0  # this step is done; nothing new is due until the next boundary
         done = evaluate_due(self.store, self.model, now, step=self.evaluation_step)
@@ -215,6 +236,23 @@ class Jobs:
         self.evaluated_step = step
         self.last_evaluation = self.clock()
         return len(done)
+
+    def _cannot_write(self) -> None:
+        """Fleet: an evaluator whose writes have failed for :data:`LOCK_GIVE_UP` seconds (or three
+        evaluation steps, if shorter) releases the evaluator lock at its next evaluate run, so a
+        standby that can write takes over (``M3MonNoEvaluator`` fires if none can). While its
+        writes fail it does not try to take the lock again."""
+        if self.fleet is None or not self.evaluator:
+            return
+        since = self.writer.away_since
+        limit = min(LOCK_GIVE_UP, LOCK_GIVE_UP_STEPS * self.evaluation_step)
+        if since is None or time.monotonic() - since < limit:
+            return
+        log.warning("store writes failing for %.0f s: giving up the evaluator lock", time.monotonic() - since)
+        self.fleet.lock.give_up()
+        self.evaluator = False
+        if self.fleet.metrics is not None:
+            self.fleet.metrics.evaluator.set(0)
 
     def _evaluator(self) -> bool:
         assert self.fleet is not None

@@ -4,17 +4,25 @@ Evaluation instants are aligned to ``step`` seconds (60 s: on the minute). :func
 asks the store for the last stored instant of each SLO and evaluates every missed step up to
 ``now``, oldest first, but never further back than ``max_backfill`` (24 h) and at most
 ``max_steps`` steps per SLO per call, so a long outage is caught up over a few calls instead of
-stalling one. Stored rows are keyed by (SLO, window, instant), so evaluating a step twice is
-harmless. A step is evaluated :data:`SETTLE` seconds after its instant, never earlier.
+stalling one. A step is evaluated :data:`SETTLE` seconds after its instant, never earlier.
+
+A step is final only once the store holds its events: the caller passes as ``now`` the horizon
+up to which every writer's events are in (its own spool, and in a fleet every live replica's,
+:mod:`monitor.store.progress`). A write that still lands later (a replica's spool replayed after
+the bound) marks the SLO **dirty** from its event time, and the next call evaluates those steps
+again and replaces them (:func:`redo_steps`): late events are never lost. The evaluator announces
+how far it evaluates before it reads any count, so no write can slip between.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Protocol
 
-from monitor.model import Model
+from monitor.model import SLO, Model
 from monitor.slo.evaluate import Counter, SLOEvaluation, evaluate_counts
 from monitor.slo.windows import align
 
@@ -27,6 +35,16 @@ MAX_BACKFILL = 86400.0
 MAX_STEPS = 240
 
 
+@dataclass(frozen=True)
+class Dirty:
+    """Counts changed after their steps were evaluated (a late write): from ``since`` on, the
+    steps are evaluated again. ``version`` tells a newer mark from the one that was read."""
+
+    slo_id: str
+    since: float
+    version: int
+
+
 class EvaluationStore(Protocol):
     """What :func:`evaluate_due` needs from a store (the SQL store implements it)."""
 
@@ -36,7 +54,18 @@ class EvaluationStore(Protocol):
 
     def last_evaluated_at(self, slo_id: str) -> float | None: ...
 
-    def save_evaluations(self, evaluations: Sequence[SLOEvaluation]) -> int: ...
+    def save_evaluations(self, evaluations: Sequence[SLOEvaluation], replace: bool = False) -> int: ...
+
+    def announce(self, until: Mapping[str, float]) -> None:
+        """Commit that each SLO is evaluated up to ``until[slo]`` before any count is read: a write
+        committed later marks the steps it changes dirty."""
+        ...
+
+    def dirty(self, slo_ids: Sequence[str]) -> list[Dirty]: ...
+
+    def advance_dirty(self, mark: Dirty, since: float | None) -> None:
+        """Move ``mark`` on to ``since`` (None: clear it), unless a newer mark arrived."""
+        ...
 
 
 def due_steps(
@@ -51,8 +80,52 @@ def due_steps(
     oldest = align(now - max_backfill, step) + step
     # A never-evaluated SLO starts at the current step: there is nothing it missed.
     first = newest if last is None else max(oldest, align(last, step) + step)
-    count = int((newest - first) // step) + 1 if newest >= first else 0
-    return [first + i * step for i in range(min(count, max_steps))]
+    return _steps(first, newest, step, max_steps)
+
+
+def _steps(first: float, last: float, step: float, limit: int) -> list[float]:
+    """``first``, ``first + step`` … up to ``last``, at most ``limit`` of them."""
+    count = int((last - first) // step) + 1 if last >= first else 0
+    return [first + i * step for i in range(min(count, limit))]
+
+
+def redo_steps(
+    mark: Dirty | None,
+    last: float | None,
+    now: float,
+    step: float = STEP,
+    max_backfill: float = MAX_BACKFILL,
+    max_steps: int = MAX_STEPS,
+) -> list[float]:
+    """Evaluated instants at or after a dirty mark (each window ending there holds the changed
+    events), oldest first, within ``max_backfill`` and ``max_steps``."""
+    if mark is None or last is None:
+        return []
+    first = max(math.ceil(mark.since / step) * step, align(now - max_backfill, step) + step)
+    return _steps(first, min(last, align(now, step)), step, max_steps)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    slo: SLO
+    redo: list[float]
+    new: list[float]
+    mark: Dirty | None
+    last: float | None
+
+
+def _plans(
+    store: EvaluationStore, model: Model, now: float, step: float, backfill: float, limit: int
+) -> list[_Plan]:
+    marks = {d.slo_id: d for d in store.dirty([s.id for s in model.slos])}
+    out = []
+    for slo in model.slos:
+        last, mark = store.last_evaluated_at(slo.id), marks.get(slo.id)
+        redo = redo_steps(mark, last, now, step, backfill, limit)
+        new = due_steps(last, now, step, backfill, limit)
+        if redo or new or mark is not None:
+            out.append(_Plan(slo, redo, new, mark, last))
+    return out
 
 
 def evaluate_due(
@@ -63,15 +136,28 @@ def evaluate_due(
     max_backfill: float = MAX_BACKFILL,
     max_steps: int = MAX_STEPS,
 ) -> list[SLOEvaluation]:
-    """Evaluate and store every due step of every SLO; returns what was evaluated, oldest first."""
+    """Evaluate and store every due step of every SLO, and again every step a late write changed;
+    returns what was evaluated, oldest first per SLO."""
+    plans = _plans(store, model, now, step, max_backfill, max_steps)
+    store.announce({p.slo.id: max(p.redo + p.new) for p in plans if p.redo or p.new})
     done: list[SLOEvaluation] = []
-    for slo in model.slos:
-        steps = due_steps(store.last_evaluated_at(slo.id), now, step, max_backfill, max_steps)
-        if not steps:
-            continue
+    for p in plans:
         with store.counter() as counts:
-            evaluations = [evaluate_counts(slo, at, counts) for at in steps]
-        if evaluations:
-            store.save_evaluations(evaluations)
-            done.extend(evaluations)
+            again = [evaluate_counts(p.slo, at, counts) for at in p.redo]
+            fresh = [evaluate_counts(p.slo, at, counts) for at in p.new]
+        if again:
+            store.save_evaluations(again, replace=True)
+        if fresh:
+            store.save_evaluations(fresh)
+        if p.mark is not None:
+            store.advance_dirty(p.mark, _still_dirty(p, now, step))
+        done.extend(again + fresh)
     return done
+
+
+def _still_dirty(p: _Plan, now: float, step: float) -> float | None:
+    """Where the mark moves once ``p.redo`` is stored: None when it reached the last evaluation."""
+    if not p.redo or p.last is None:
+        return None
+    through = p.redo[-1]
+    return None if through >= min(p.last, align(now, step)) else through + step

@@ -12,8 +12,9 @@ docs/slo-events.md states it in words):
 
 A server latency SLO whose threshold is not a bucket edge of the endpoint's histogram yields no
 slice for that endpoint ("no data"; the rules' ``SLOThresholdNotBucketEdge`` alert says why).
-A slice whose events happened inside a maintenance window of its class and endpoint (its ``end``
-in an occurrence's ``(start, end]``, :mod:`monitor.maintenance.calendar`) names the window in
+A slice whose events may have happened inside a maintenance window of its class and endpoint (a
+probe's completion in an occurrence's ``(start, end]``; a scrape interval ``(start, end]`` that
+overlaps an occurrence at all, :mod:`monitor.maintenance.calendar`) names the window in
 ``maintenance`` and is counted by no window; it is still stored. Counts are clamped to
 ``0 <= good <= total`` so an interval with a counter reset never yields negative events. A
 cumulative reading (``signals.start is None``) yields no slices.
@@ -74,7 +75,7 @@ def _clamped(
     total = max(0.0, total)
     good = min(max(0.0, good), total)
     source = SOURCE_SERVER if origin == SOURCE_SERVER else SOURCE_PROBES
-    excluded = maintenance.excluding(slo.request_class, endpoint, span[1])
+    excluded = maintenance.excluding(slo.request_class, endpoint, span[1], since=span[0])
     return EventSlice(slo.id, endpoint, origin, span[0], span[1], good, total, source, exact, excluded)
 
 

@@ -33,11 +33,12 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from monitor.model import Model
 from monitor.store import failures
 from monitor.store.failures import dead_letter_reason, describe, store_error
 from monitor.store.metrics import StoreMetrics
@@ -95,8 +96,10 @@ class BufferedWriter:
         buffer_dir: str | Path,
         max_items: int = 100_000,
         metrics: StoreMetrics | None = None,
+        model: Callable[[], Model] | None = None,
     ) -> None:
         self.store = store
+        self.model = model  # the live model, for the intervals a reading bounds (reloads included)
         self.dir = Path(buffer_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.spool = self.dir / "spool.jsonl"
@@ -106,6 +109,7 @@ class BufferedWriter:
         self.metrics = metrics
         self.dead_letters = 0  # ops set aside by this writer
         self.database_away = False  # the last write attempt failed because the database was away
+        self.away_since: float | None = None  # monotonic time of the first of those failures
         self._memory: deque[Op] = deque()
         self._lock = threading.RLock()
         self._pending = 0
@@ -158,13 +162,17 @@ class BufferedWriter:
 
     def _try(self, ops: list[Op]) -> BaseException | None:
         try:
-            self.store.apply(ops)
+            applied = self.store.apply(ops, self.model() if self.model is not None else None)
         except Exception as exc:  # the database is away, or the op is bad: the caller decides what next
             if self.metrics is not None:
                 self.metrics.write_errors.inc()
             self.database_away = failures.database_away(exc)
+            if self.away_since is None and self.database_away:
+                self.away_since = time.monotonic()
             return exc
-        self.database_away = False
+        self.database_away, self.away_since = False, None
+        if self.metrics is not None:
+            self.metrics.applied(applied)
         return None
 
     # --- writing -------------------------------------------------------------------------

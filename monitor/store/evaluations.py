@@ -47,9 +47,10 @@ class EvaluationRepo:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def save(self, evaluations: Sequence[SLOEvaluation]) -> None:
-        """Store evaluations; rows already stored for the same key are left as they are."""
-        apply_op(self.session, evaluations_op(evaluations))
+    def save(self, evaluations: Sequence[SLOEvaluation], replace: bool = False) -> None:
+        """Store evaluations; rows already stored for the same key are left as they are, or (with
+        ``replace``: a step evaluated again after a late write) overwritten."""
+        apply_op(self.session, evaluations_op(evaluations, replace))
 
     def last_evaluated_at(self, slo_id: str) -> float | None:
         q = select(func.max(EvaluationRow.evaluated_at)).where(EvaluationRow.slo_id == slo_id)

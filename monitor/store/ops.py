@@ -5,22 +5,27 @@ Each builder turns a domain object into an ``Op`` (a JSON-able dict with an ``op
 inserted keyed by their natural key, so applying an op twice leaves the same rows as once.
 
 Natural keys: probe result (endpoint, class, kind, started_at), in fleet mode also (endpoint,
-class, kind, slot); scrape interval (endpoint, end), in fleet mode also (endpoint, slot);
+class, kind, slot); scrape reading (endpoint, time), in fleet mode also (endpoint, slot), from
+which the store derives the scrape intervals (endpoint, end) (:mod:`monitor.store.readings`);
 event slice (slo_id, endpoint, origin, end); evaluation (slo_id, window, evaluated_at); incident
 (fingerprint, starts_at); server span (trace_id, span_id). Rollups are only incremented by
 slices that were actually inserted.
+
+A ``reading`` op needs the model (which SLOs an interval's events feed, and maintenance): pass it
+to :func:`apply_op`. Evaluations are inserted once, or replaced (``replace``: the evaluator
+evaluates a step again after a late write, :mod:`monitor.store.progress`).
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from monitor.errors import StoreError
 from monitor.model import Endpoint, Model
 from monitor.probes.gaps import itl_histogram
 from monitor.probes.result import ProbeResult
@@ -29,26 +34,21 @@ from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.slices import EventSlice, slices_from_probe, slices_from_signals
 from monitor.store.fingerprint import DeploymentFingerprint
 from monitor.store.incidents import incident_rows
+from monitor.store.readings import apply_reading
 from monitor.store.repos import DeploymentRepo, EndpointRepo
+from monitor.store.rows import hour_end, signals_row, write_slices
 from monitor.store.tables import (
     EvaluationRow,
-    EventSliceRow,
     IncidentRow,
     ProbeResultRow,
     ScrapeIntervalRow,
     ServerSpanRow,
-    SliceRollupRow,
 )
-from monitor.store.upsert import finite, insert_ignore, upsert_add, upsert_replace
+from monitor.store.upsert import finite, insert_ignore, upsert_replace
 from monitor.traces.span import ServerSpan
 
 Op = dict[str, Any]
-HOUR = 3600.0
-
-
-def hour_end(t: float) -> float:
-    """End of the rollup hour holding a slice that ends at ``t`` (hours are ``(h − 3600, h]``)."""
-    return math.ceil(t / HOUR) * HOUR
+__all__ = ["Op", "apply_op", "event_time", "hour_end", "write_slices"]
 
 
 def probe_op(model: Model, result: ProbeResult, slot: int | None = None) -> Op:
@@ -88,39 +88,18 @@ def probe_op(model: Model, result: ProbeResult, slot: int | None = None) -> Op:
 
 
 def signals_op(model: Model, endpoint: str, signals: Signals, slot: int | None = None) -> Op:
-    tot = signals.total
-    row = {
-        "slot": slot,
-        "endpoint": endpoint,
-        "start": signals.start,
-        "end": signals.end,
-        "reset": signals.reset,
-        "backend": signals.backend,
-        "generation": signals.generation,
-        "model": signals.model,
-        "requests": tot.requests,
-        "request_rate": signals.request_rate,
-        "prompt_tokens_per_second": signals.prompt_tokens_per_second,
-        "generation_tokens_per_second": signals.generation_tokens_per_second,
-        "preemptions": tot.preemptions,
-        "running": tot.running,
-        "waiting": tot.waiting,
-        "kv_cache_usage": tot.kv_cache_usage,
-        "prefix_cache_hit_rate": tot.prefix_cache_hit_rate,
-        "spec_acceptance_rate": tot.spec_acceptance_rate,
-        "finished": dict(tot.finished),
-        "histograms": {k: h.to_dict() for k, h in tot.histograms.items()},
-        "notes": list(signals.notes),
-    }
+    """An interval computed by its writer (bulk loads of one writer per endpoint: the history
+    generator); the service writes readings instead (:func:`monitor.store.readings.reading_op`)."""
     slices = [asdict(s) for s in slices_from_signals(model, endpoint, signals)]
-    return {"op": "scrape", "row": finite(row), "slices": slices}
+    return {"op": "scrape", "row": finite(signals_row(endpoint, signals, slot)), "slices": slices}
 
 
 def slices_op(slices: Sequence[EventSlice]) -> Op:
     return {"op": "slices", "slices": [asdict(s) for s in slices]}
 
 
-def evaluations_op(evaluations: Sequence[SLOEvaluation]) -> Op:
+def evaluations_op(evaluations: Sequence[SLOEvaluation], replace: bool = False) -> Op:
+    """``replace``: overwrite stored rows of the same (SLO, window, instant) (a step evaluated again)."""
     rows = [
         {
             "slo_id": e.slo_id,
@@ -142,7 +121,7 @@ def evaluations_op(evaluations: Sequence[SLOEvaluation]) -> Op:
         for e in evaluations
         for w in e.windows
     ]
-    return {"op": "evaluations", "rows": rows}
+    return {"op": "evaluations", "rows": rows, "replace": replace}
 
 
 def alertmanager_op(payload: dict[str, Any], received_at: float) -> Op:
@@ -165,27 +144,16 @@ def spans_op(spans: Sequence[ServerSpan]) -> Op:
 
 
 def event_time(op: Op) -> float | None:
-    """The earliest time at which ``op`` changes SLO event counts: its first slice's end (an SLO
-    evaluation at an instant before it is not affected by the op); None for ops without slices."""
+    """The earliest time at which ``op`` changes SLO event counts: its first slice's end, or a
+    reading's time (the intervals it bounds end there or later); an SLO evaluation at an instant
+    before it is not affected by the op. None for ops without events."""
+    if isinstance(op, dict) and op.get("op") == "reading":
+        t = op.get("reading", {}).get("time") if isinstance(op.get("reading"), dict) else None
+        return float(t) if isinstance(t, int | float) and math.isfinite(t) else None
     slices = op.get("slices") if isinstance(op, dict) else None
     ends = [s.get("end") for s in slices or () if isinstance(s, dict)]
     finite_ends = [float(e) for e in ends if isinstance(e, int | float) and math.isfinite(e)]
     return min(finite_ends) if finite_ends else None
-
-
-def write_slices(session: Session, slices: Sequence[dict[str, Any]]) -> int:
-    """Insert new slices and add exactly those counted (not excluded by maintenance) to their hourly
-    rollups; returns how many were new."""
-    keys = ("slo_id", "endpoint", "origin", "end")
-    new = insert_ignore(session, EventSliceRow.__table__, slices, keys)  # type: ignore[arg-type]
-    sums: dict[tuple[str, float], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for s in (s for s in new if not s.get("maintenance")):
-        acc = sums[(s["slo_id"], hour_end(s["end"]))]
-        acc[0] += s["good"]
-        acc[1] += s["total"]
-    rows = [{"slo_id": k[0], "hour_end": k[1], "good": v[0], "total": v[1]} for k, v in sums.items()]
-    upsert_add(session, SliceRollupRow.__table__, rows, ("slo_id", "hour_end"), ("good", "total"))  # type: ignore[arg-type]
-    return len(new)
 
 
 def _insert_row(session: Session, table: Any, row: dict[str, Any], keys: tuple[str, ...]) -> bool:
@@ -213,8 +181,17 @@ def _apply_slices(session: Session, op: Op) -> None:
     write_slices(session, op["slices"])
 
 
+_EVALUATION_KEY = ("slo_id", "window", "evaluated_at")
+_EVALUATION_VALUES = ("window_start", "objective", "good", "total", "attainment", "budget_remaining",
+                      "burn_rate", "status", "severity")  # fmt: skip
+
+
 def _apply_evaluations(session: Session, op: Op) -> None:
-    insert_ignore(session, EvaluationRow.__table__, op["rows"], ("slo_id", "window", "evaluated_at"))  # type: ignore[arg-type]
+    table = EvaluationRow.__table__
+    if op.get("replace"):
+        upsert_replace(session, table, op["rows"], _EVALUATION_KEY, _EVALUATION_VALUES)  # type: ignore[arg-type]
+    else:
+        insert_ignore(session, table, op["rows"], _EVALUATION_KEY)  # type: ignore[arg-type]
 
 
 def _apply_incidents(session: Session, op: Op) -> None:
@@ -247,10 +224,25 @@ APPLY: dict[str, Callable[[Session, Op], None]] = {
 }
 
 
-def apply_op(session: Session, op: Op) -> None:
-    """Write one op inside the caller's transaction."""
+@dataclass(frozen=True)
+class Applied:
+    """What applying one op did worth counting: a reading's outcome and the gaps it recorded."""
+
+    reading: str | None = None
+    gaps: int = 0
+
+
+def apply_op(session: Session, op: Op, model: Model | None = None) -> Applied:
+    """Write one op inside the caller's transaction (``model``: needed by ``reading`` ops)."""
+    kind = op.get("op") if isinstance(op, dict) else None
+    if kind == "reading":
+        if model is None:
+            raise StoreError("a scrape reading needs the model to derive its intervals' SLI events")
+        outcome, gaps = apply_reading(session, op, model)
+        return Applied(outcome, gaps)
     try:
-        handler = APPLY[op["op"]]
-    except (KeyError, TypeError):
+        handler = APPLY[str(kind)]
+    except KeyError:
         raise ValueError(f"not a store operation: {str(op)[:200]}") from None
     handler(session, op)
+    return Applied()

@@ -1,4 +1,5 @@
-"""Retention: raw probe results, server spans, scrape intervals and event slices older than the retention go.
+"""Retention: raw probe results, server spans, scrape intervals, gaps and event slices older than the
+retention go; scrape readings after a day.
 
 Evaluations and hourly slice rollups are kept: they are small (one row per SLO per window per
 step, one per SLO per hour) and they are what the SLO period and the reports read. The pruned
@@ -18,9 +19,15 @@ from monitor.store.tables import (
     MetaRow,
     ProbeClaimRow,
     ProbeResultRow,
+    ScrapeGapRow,
     ScrapeIntervalRow,
+    ScrapeReadingRow,
     ServerSpanRow,
 )
+
+#: Readings are kept a day (or the retention, if shorter): long enough for any replica's late
+#: reading to split the interval it falls in (:mod:`monitor.store.readings`).
+KEEP_READINGS = 86400.0
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,7 @@ class Pruned:
     scrape_intervals: int
     event_slices: int
     server_spans: int = 0
+    scrape_readings: int = 0
 
 
 def prune(session: Session, now: float, retention: float) -> Pruned:
@@ -45,6 +53,9 @@ def prune(session: Session, now: float, retention: float) -> Pruned:
     ):
         counts.append(int(getattr(session.execute(stmt), "rowcount", 0)))
     session.execute(delete(ProbeClaimRow).where(ProbeClaimRow.claimed_at < cutoff))  # fleet slot claims
+    session.execute(delete(ScrapeGapRow).where(ScrapeGapRow.end < cutoff))
+    readings = delete(ScrapeReadingRow).where(ScrapeReadingRow.time < now - min(retention, KEEP_READINGS))
+    counts.append(int(getattr(session.execute(readings), "rowcount", 0)))
     if cutoff > pruned_before(session):
         session.merge(MetaRow(key=PRUNED_KEY, value=cutoff))
     return Pruned(*counts)

@@ -7,19 +7,27 @@ go through :class:`monitor.store.buffer.BufferedWriter`, which uses :meth:`Store
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy import inspect
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.errors import StoreError
+from monitor.model import Model
+from monitor.slo.due import Dirty
 from monitor.slo.evaluate import Counter, SLOEvaluation
+from monitor.store import progress
 from monitor.store.counts import EventCounts
 from monitor.store.engine import display_url, make_engine
 from monitor.store.evaluations import EvaluationRepo
-from monitor.store.ops import Op, apply_op
+from monitor.store.ops import Applied, Op, apply_op
+from monitor.store.readings import lock_endpoints
 from monitor.store.retention import Pruned, prune
+
+
+def _is_reading(op: object) -> bool:
+    return isinstance(op, dict) and op.get("op") == "reading" and isinstance(op.get("endpoint"), str)
 
 
 class Store:
@@ -47,11 +55,13 @@ class Store:
                 f"database not migrated: {shown} (no m3mon tables; run `m3mon db upgrade -c CONFIG`)"
             )
 
-    def apply(self, ops: Sequence[Op]) -> None:
-        """Write ops in order, in one transaction (all or nothing)."""
+    def apply(self, ops: Sequence[Op], model: Model | None = None) -> list[Applied]:
+        """Write ops in order, in one transaction (all or nothing); ``model`` derives the intervals
+        of ``reading`` ops. The endpoints whose readings the batch holds are locked first, in name
+        order, so two writers' batches never deadlock."""
         with self.session() as s:
-            for op in ops:
-                apply_op(s, op)
+            lock_endpoints(s, [str(op["endpoint"]) for op in ops if _is_reading(op)])
+            return [apply_op(s, op, model) for op in ops]
 
     # --- evaluator hooks (monitor.slo.due.EvaluationStore) -------------------------------
 
@@ -70,10 +80,37 @@ class Store:
         with self.session() as s:
             return EvaluationRepo(s).last_evaluated_at(slo_id)
 
-    def save_evaluations(self, evaluations: Sequence[SLOEvaluation]) -> int:
+    def save_evaluations(self, evaluations: Sequence[SLOEvaluation], replace: bool = False) -> int:
         with self.session() as s:
-            EvaluationRepo(s).save(evaluations)
+            EvaluationRepo(s).save(evaluations, replace)
         return len(evaluations)
+
+    def announce(self, until: Mapping[str, float]) -> None:
+        if until:
+            with self.session() as s:
+                progress.announce(s, until)
+
+    def dirty(self, slo_ids: Sequence[str]) -> list[Dirty]:
+        with self.session() as s:
+            return progress.dirty(s, slo_ids)
+
+    def advance_dirty(self, mark: Dirty, since: float | None) -> None:
+        with self.session() as s:
+            progress.advance(s, mark, since)
+
+    def any_dirty(self) -> bool:
+        with self.session() as s:
+            return progress.any_dirty(s)
+
+    # --- fleet mode: how far every replica's writes are in (monitor.store.progress) ------
+
+    def report_progress(self, replica: str, complete_until: float, now: float) -> None:
+        with self.session() as s:
+            progress.report(s, replica, complete_until, now)
+
+    def fleet_complete_until(self, now: float, own: float, step: float) -> float:
+        with self.session() as s:
+            return progress.fleet_complete_until(s, now, own, step)
 
     def latest_evaluations(self, at: float | None = None) -> list[SLOEvaluation]:
         with self.session() as s:

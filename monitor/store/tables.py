@@ -167,6 +167,64 @@ class ScrapeIntervalRow(Base):
     notes: Mapped[list[Any]]
 
 
+class ScrapeReadingRow(Base):
+    """One scrape of an endpoint as read (cumulative counters, :mod:`monitor.scrape.stored`).
+
+    Intervals are derived from consecutive stored readings of an endpoint, whichever replica of an
+    HA pair wrote them, so the stored intervals tile (docs/fleet.md). Kept a day.
+    """
+
+    __tablename__ = "scrape_readings"
+    __table_args__ = (
+        UniqueConstraint("endpoint", "time"),
+        # fleet mode: one reading per scrape slot, the first written
+        UniqueConstraint("endpoint", "slot", name="uq_scrape_readings_slot"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"))
+    #: floor(scrape time / scrape interval) in fleet mode; NULL for a single replica
+    slot: Mapped[int | None] = mapped_column(BigInteger)
+    time: Mapped[float]
+    replica: Mapped[str | None] = mapped_column(String(100))
+    reading: Mapped[dict[str, Any]]
+
+
+class ScrapeGapRow(Base):
+    """Two consecutive stored readings too far apart to count their interval (longer than
+    :data:`monitor.conventions.SCRAPE_GAP_LIMIT`): its events are counted by no SLI, in either engine."""
+
+    __tablename__ = "scrape_gaps"
+    __table_args__ = (UniqueConstraint("endpoint", "end"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"))
+    start: Mapped[float]
+    end: Mapped[float] = mapped_column(index=True)
+    #: requests the server finished in the gap (counter difference), uncounted; NULL after a reset
+    requests: Mapped[float | None]
+
+
+class WriterProgressRow(Base):
+    """Fleet mode: up to when each replica's writes are all in the store (its spool is empty
+    before it): the evaluator finalizes a step once every live replica has written past it."""
+
+    __tablename__ = "writer_progress"
+    replica: Mapped[str] = mapped_column(String(100), primary_key=True)
+    complete_until: Mapped[float]
+    updated_at: Mapped[float]
+
+
+class EvaluationProgressRow(Base):
+    """Per SLO: up to which instant the evaluator has evaluated (announced before it reads), and
+    the earliest event time written later than that (``dirty_since``): those steps are evaluated
+    again. ``dirty_version`` grows with every mark, so clearing one never loses a newer mark."""
+
+    __tablename__ = "evaluation_progress"
+    slo_id: Mapped[str] = mapped_column(String(201), primary_key=True)
+    evaluated_until: Mapped[float]
+    dirty_since: Mapped[float | None]
+    dirty_version: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class EventSliceRow(Base):
     """Good/total events of one SLO over ``(start, end]``, computed at ingest; counted unless
     ``maintenance`` names the window that excluded them (kept, so the report can say how many)."""

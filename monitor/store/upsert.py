@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session
 CHUNK = 400
 
 
-def _insert(session: Session, table: Table) -> Any:
+def dialect_insert(session: Session, table: Table) -> Any:
+    """The dialect's own ``INSERT`` (it has ``on_conflict_do_*``) for ``session``'s database."""
     name = session.get_bind().dialect.name
     if name == "postgresql":
         return postgresql.insert(table)
@@ -43,7 +44,7 @@ def insert_ignore(
     target = None if any_conflict else list(keys)
     for i in range(0, len(rows), CHUNK):
         chunk = list(rows[i : i + CHUNK])
-        stmt = _insert(session, table).values(chunk).on_conflict_do_nothing(index_elements=target)
+        stmt = dialect_insert(session, table).values(chunk).on_conflict_do_nothing(index_elements=target)
         stmt = stmt.returning(*(table.c[k] for k in keys))
         new = {tuple(r) for r in session.execute(stmt)}
         inserted.extend(r for r in chunk if tuple(r[k] for k in keys) in new)
@@ -55,7 +56,7 @@ def upsert_add(
 ) -> None:
     """Insert rows, or add their ``add`` columns onto the existing row with the same keys."""
     for i in range(0, len(rows), CHUNK):
-        stmt = _insert(session, table).values(list(rows[i : i + CHUNK]))
+        stmt = dialect_insert(session, table).values(list(rows[i : i + CHUNK]))
         stmt = stmt.on_conflict_do_update(
             index_elements=list(keys), set_={c: table.c[c] + stmt.excluded[c] for c in add}
         )
@@ -71,7 +72,7 @@ def upsert_replace(
 ) -> None:
     """Insert rows, or overwrite the ``update`` columns of the existing row with the same keys."""
     for i in range(0, len(rows), CHUNK):
-        stmt = _insert(session, table).values(list(rows[i : i + CHUNK]))
+        stmt = dialect_insert(session, table).values(list(rows[i : i + CHUNK]))
         stmt = stmt.on_conflict_do_update(
             index_elements=list(keys), set_={c: stmt.excluded[c] for c in update}
         )

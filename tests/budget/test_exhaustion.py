@@ -104,10 +104,11 @@ def _promtool_doc(rules: str) -> dict[str, Any]:
 def _run_promtool(tmp_path: Path, doc: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     promtool = require_binary("promtool", "/usr/bin/promtool")
     model = sc.model()
-    # The SLO groups' records for the windows the projection reads (the period, 1h, 1d), then ours, in
+    # The SLO groups' step records and the records of the windows the projection reads (the period,
+    # 1h, 1d), then ours, in
     # one group per SLO: promtool evaluates groups in no fixed order, and with hourly steps a record
     # read from another group a step late would be stale (production evaluates every minute).
-    needed = ("1h", "1d", "30d", "ratio")
+    needed = ("1h", "1d", "30d", "ratio", ":step", ":cumulative", ":timestamp")
     groups = []
     for slo_group, ours in zip(slo_groups(model), exhaustion_groups(model), strict=True):
         records = tuple(r for r in slo_group.records if r["record"].endswith(needed)) + ours.records

@@ -18,8 +18,6 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,7 @@ from monitor.generate.slo_rules import slo_groups
 from monitor.model import load_model
 from tests.fleet.stack import prometheus_shard
 from tests.support.exposition import serving
+from tests.support.processes import running_process
 from tests.support.prometheus import free_port, running_prometheus, wait_for
 from tests.support.real import require_binary
 
@@ -68,28 +67,6 @@ def _rules(model: Any) -> str:
     return rule_file(groups, model.alerting, "test")
 
 
-@contextmanager
-def _process(args: list[str], log: Path, ready: str) -> Iterator[None]:
-    with log.open("ab") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_for(lambda: _alive(proc, log) and httpx.get(ready, timeout=2).status_code == 200, 30, ready)
-        yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
-def _alive(proc: subprocess.Popen[bytes], log: Path) -> bool:
-    if proc.poll() is not None:
-        pytest.fail(f"{log.stem} exited with {proc.returncode}: {log.read_text(errors='replace')[-1500:]}")
-    return True
-
-
 def _model(tmp: Path) -> Any:
     eps = "".join(f"  - {{name: {e}, base_url: 'http://127.0.0.1:{9000 + i}', model: m, classes: [c]}}\n"
                   for i, e in enumerate(ENDPOINTS))  # fmt: skip
@@ -122,10 +99,10 @@ def test_rules_fire_alike_in_prometheus_and_vmalert(tmp_path: Path) -> None:
     vm_url, alerts = f"http://127.0.0.1:{vm_port}", f"http://127.0.0.1:{alert_port}/api/v1/alerts"
     with (
         serving(_page) as target,
-        _process([vm, f"-storageDataPath={tmp_path / 'vm'}", f"-httpListenAddr=127.0.0.1:{vm_port}",
+        running_process([vm, f"-storageDataPath={tmp_path / 'vm'}", f"-httpListenAddr=127.0.0.1:{vm_port}",
                   "-search.latencyOffset=1s", "-search.disableCache", "-retentionPeriod=1d"], tmp_path / "vm.log", f"{vm_url}/health"),
         running_prometheus(_config(model, target, rules, vm_url), tmp_path) as prom,
-        _process([vmalert, f"-rule={rules}", f"-datasource.url={vm_url}", f"-remoteWrite.url={vm_url}", f"-notifier.url=http://{target}",
+        running_process([vmalert, f"-rule={rules}", f"-datasource.url={vm_url}", f"-remoteWrite.url={vm_url}", f"-notifier.url=http://{target}",
                   "-evaluationInterval=1s", f"-httpListenAddr=127.0.0.1:{alert_port}"],
                  tmp_path / "vmalert.log", f"http://127.0.0.1:{alert_port}/health"),
     ):  # fmt: skip

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from monitor.generate import promql as q
-from monitor.generate.sli import error_ratio
-from monitor.generate.slo_rules import burn_condition
-from monitor.model import Model, load_model
+from monitor.generate.sli import cumulative, step_events
+from monitor.generate.slo_rules import burn_condition, recording_rules
+from monitor.model import SLO, Model, load_model
 
 
 @pytest.fixture(scope="module")
@@ -48,46 +48,60 @@ def test_regex_matcher_escapes_dots() -> None:
     assert q.regex(["a.b", "c"]) == '=~"a\\\\.b|c"'
 
 
+def _events(model: Model, slo: SLO) -> str:
+    """Every expression of the SLO's events: cumulative readings and the step's valid and bad."""
+    c = cumulative(model, slo)
+    return "\n".join(
+        [c.valid, c.bad, step_events(model, slo, "valid", False), step_events(model, slo, "bad", False)]
+    )
+
+
 def test_server_latency_uses_vllm_le_and_pool(model: Model) -> None:
     slo = next(s for s in model.slos if s.request_class == "interactive-32k" and s.name == "ttft-p95")
-    expr = error_ratio(model, slo, "5m")
-    assert (
-        'vllm:time_to_first_token_seconds_bucket{job="vllm",endpoint=~"m3-interactive",le="2.5"}[5m]' in expr
-    )
+    expr = _events(model, slo)
+    assert 'vllm:time_to_first_token_seconds_bucket{job="vllm",endpoint=~"m3-interactive",le="2.5"}' in expr
     slo = next(s for s in model.slos if s.request_class == "repo-analysis-128k" and s.name == "queue-p95")
-    assert 'le="5.0"' in error_ratio(model, slo, "1h")
+    assert 'le="5.0"' in _events(model, slo)
 
 
 def test_probe_slis(model: Model) -> None:
     avail = next(s for s in model.slos if s.request_class == "agent" and s.sli == "availability")
-    expr = error_ratio(model, avail, "1h")
+    expr = _events(model, avail)
     assert 'reason=~"connect_error|timeout|http_status|stream_broken|context_rejected"' in expr
     corr = next(s for s in model.slos if s.request_class == "agent" and s.sli == "correctness")
-    expr = error_ratio(model, corr, "1h")
+    expr = _events(model, corr)
     assert "wrong_answer" in expr and "malformed_tool_call" in expr
     # valid correctness events: answered runs only (neither unanswered nor monitor_error)
     assert 'reason!~"connect_error|timeout|http_status|stream_broken|context_rejected|monitor_error"' in expr
-    assert 'reason!~"monitor_error"' in error_ratio(model, avail, "1h")  # not a service event
+    assert 'reason!~"monitor_error"' in _events(model, avail)  # not a service event
     ttft = next(s for s in model.slos if s.request_class == "interactive-32k" and s.name == "ttft-p99")
-    assert 'm3mon_probe_ttft_seconds_bucket{job="m3mon",class="interactive-32k",le="5.0"}' in error_ratio(
-        model, ttft, "5m"
+    assert 'm3mon_probe_ttft_seconds_bucket{job="m3mon",class="interactive-32k",le="5.0"}' in _events(
+        model, ttft
     )
 
 
 def test_ratios_are_counts_over_the_window_and_never_nan(model: Model) -> None:
-    """Σbad / Σvalid of increase() over the window, filtered on valid > 0 (no 0/0)."""
+    """Σbad / Σvalid of the window's step records, filtered on valid > 0 (no 0/0), never increase()
+    (it extrapolates to the window's edges) and never an average of ratios."""
     slo = next(s for s in model.slos if s.source == "server" and s.sli == "ttft")
-    expr = error_ratio(model, slo, "30d")
-    assert "increase(" in expr and "[30d]" in expr and "> 0)" in expr
-    assert "avg_over_time" not in expr and "or vector(0)" not in expr
+    rules = {r["record"]: r["expr"] for r in recording_rules(model, slo).records if r["labels"]}
+    valid = rules["m3mon:slo_events_valid:increase30d"]
+    assert valid.startswith("sum_over_time(m3mon:slo_events_valid:step{")
+    assert "[2591970s])\nor\n0 * m3mon:slo_objective:ratio{" in valid  # 0, not absent, when empty
+    ratio = rules["m3mon:slo_error_ratio:rate30d"]
+    assert "m3mon:slo_events_bad:increase30d" in ratio and "> 0)" in ratio
+    text = "\n".join(rules.values())
+    assert "increase(" not in text and "avg_over_time" not in text
+    assert "or vector(0)" not in cumulative(model, slo).bad  # never on the threshold bucket (issue #11)
 
 
 def test_server_threshold_off_bucket_edge_is_no_data_not_an_error(model: Model) -> None:
     """A threshold off the default edges may be an edge of a pool's custom buckets: the rules
     join per endpoint on the bucket (no bucket, no events) instead of refusing to generate."""
     slo = next(s for s in model.slos if s.source == "server" and s.sli == "ttft")
-    expr = error_ratio(model, dataclasses.replace(slo, threshold=3.0), "5m")
-    assert 'le="3.0"' in expr and "and on (endpoint)" in expr and "- on (endpoint)" in expr
+    c = cumulative(model, dataclasses.replace(slo, threshold=3.0))
+    assert 'le="3.0"' in c.valid and "and on (job, instance, endpoint)" in c.valid
+    assert "- on (job, instance, endpoint)" in c.bad
 
 
 @pytest.mark.parametrize(

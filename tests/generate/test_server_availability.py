@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from monitor import conventions as cv
-from monitor.generate.sli import error_ratio
+from monitor.generate.rules import rule_file
+from monitor.generate.slo_rules import slo_groups
 from monitor.model import SLO, Model, load_model
 from monitor.scrape.signals import EngineSignals, Signals
 from monitor.slo.slices import slices_from_signals
@@ -43,12 +44,13 @@ def _stored_bad_ratio(model: Model, per_minute: dict[str, float]) -> float:
 
 
 def _promtool(model: Model, slo: SLO, per_minute: dict[str, float], expected: float, tmp: Path) -> str:
-    """Run the SLO's 5m error ratio through promtool on these counters; its output, or "" on a match.
+    """Run the SLO's generated rule group in promtool on these counters and read its 5m error
+    ratio; its output, or "" on a match.
 
     promtool compares floats exactly, so both sides are compared in parts per billion.
     """
     promtool = require_binary("promtool", "/usr/bin/promtool")
-    base = f'job="{model.alerting.job_vllm}",endpoint="{ENDPOINT}",model_name="m3",engine="0"'
+    base = f'job="{model.alerting.job_vllm}",instance="vllm:8000",endpoint="{ENDPOINT}",model_name="m3",engine="0"'
     series = [
         {
             "series": f'{cv.VLLM_REQUEST_SUCCESS}{{{base},{cv.L_FINISHED_REASON}="{r}"}}',
@@ -56,16 +58,18 @@ def _promtool(model: Model, slo: SLO, per_minute: dict[str, float], expected: fl
         }
         for r, n in per_minute.items()
     ]
+    (tmp / "rules.yml").write_text(rule_file(slo_groups(model, slo.request_class), model.alerting, "test"))
+    ratio = f'{cv.sli_error_ratio_record("5m")}{{class="{slo.request_class}",slo="{slo.name}"}}'
     doc = {
-        "rule_files": [],
+        "rule_files": ["rules.yml"],
         "evaluation_interval": "1m",
         "tests": [{"interval": "1m", "input_series": series,
-                   "promql_expr_test": [{"expr": f"round(1e9 * ({error_ratio(model, slo, '5m')}))",
+                   "promql_expr_test": [{"expr": f"round(1e9 * sum({ratio}))",
                                          "eval_time": "10m",
                                          "exp_samples": [{"labels": "{}", "value": round(1e9 * expected)}]}]}],
     }  # fmt: skip
     (tmp / "t.yml").write_text(yaml.safe_dump(doc))
-    proc = subprocess.run([promtool, "test", "rules", str(tmp / "t.yml")],
+    proc = subprocess.run([promtool, "test", "rules", "t.yml"], cwd=tmp,
                           capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     return "" if proc.returncode == 0 else proc.stdout + proc.stderr
 

@@ -23,6 +23,8 @@ Pixels = NDArray[np.uint8]
 MIN_WIDTH = 0.06
 #: How far (per channel) a pixel may be from a series colour and still be drawn in it.
 TOLERANCE = 30
+#: Pixels a tick mark adds below a spine (3.5 pt at up to 150 dpi, rounded up).
+TICK = 8
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ def frames(img: Pixels, min_height: int = 60) -> list[list[Box]]:
     dark = _dark(img)
     rows: dict[tuple[int, int], list[int]] = {}
     for c, a, b in _vertical_runs(dark, min_height):
-        key = next((k for k in rows if abs(k[0] - a) <= 3 and abs(k[1] - b) <= 3), (a, b))
+        # a tick mark drawn on a spine's end (a time axis ending on a tick) lengthens that spine's run
+        key = next((k for k in rows if abs(k[0] - a) <= 3 and abs(k[1] - b) <= TICK), (a, b))
         rows.setdefault(key, []).append(c)
     out = []
     for (a, b), cols in sorted(rows.items()):

@@ -130,7 +130,7 @@ def test_the_jobs_hold_a_constant_amount_per_endpoint(model: Model, monkeypatch:
         return None
 
     monkeypatch.setattr(jobs_mod, "collect", collect)
-    monkeypatch.setattr(jobs_mod, "signals_op", lambda *_: {})
+    monkeypatch.setattr(jobs_mod, "reading_op", lambda *_: {})
     monkeypatch.setattr(jobs, "write", nothing)
     monkeypatch.setattr(jobs, "_fingerprint", nothing)
 

@@ -42,8 +42,13 @@ def m3mon() -> list[str]:
 
 def generate(scenarios: tuple[Scenario, ...], workdir: Path) -> list[Path]:
     """The rule files the real CLI writes for a configuration holding every scenario."""
+    return generate_rules(config(scenarios), workdir)
+
+
+def generate_rules(config_text: str, workdir: Path) -> list[Path]:
+    """The rule files the real ``m3mon generate`` writes for ``config_text``."""
     cfg = workdir / "scenarios.yaml"
-    cfg.write_text(config(scenarios))
+    cfg.write_text(config_text)
     out = workdir / "generated"
     proc = subprocess.run([*m3mon(), "generate", "-c", str(cfg), "-o", str(out)], cwd=REPO,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip

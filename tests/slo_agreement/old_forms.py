@@ -71,17 +71,18 @@ def average_of_defined_ratios(mp: pytest.MonkeyPatch) -> None:
 
 
 def bucket_or_zero(mp: pytest.MonkeyPatch) -> None:
-    """Finding 2: valid = every request, bad = count - (bucket{le=threshold} or vector(0)), pools summed."""
+    """Finding 2: valid = every request, bad = count - (bucket{le=threshold} or 0): a pool without
+    the edge counts every request as bad."""
 
-    def old(base: list[tuple[str, str]], rule: Any, amount: sli.Amount) -> tuple[str, str]:
+    def old(base: list[tuple[str, str]], rule: Any) -> sli.Cumulative:
         base = [*base, *map(sli._matcher, rule.select)]
         le = q.le_python_client(rule.threshold)
-        edge = q.matchers([*base, ("le", q.eq(le))])
-        count = f"sum({amount(rule.metric + '_count' + q.matchers(base))})"
-        good = f"sum({amount(rule.metric + '_bucket' + edge)})"
-        return f"({count} - ({good} or vector(0)))", count
+        count_sel = f"{rule.metric}_count{q.matchers(base)}"
+        count = f"sum by ({sli.TARGET}) ({count_sel})"
+        good = f"sum by ({sli.TARGET}) ({rule.metric}_bucket{q.matchers([*base, ('le', q.eq(le))])})"
+        return sli.Cumulative(count, f"({count} - on ({sli.TARGET}) ({good} or 0 * {count}))", count_sel)
 
-    mp.setattr(sli, "_histogram_events", old)
+    mp.setattr(sli, "_histogram", old)
 
 
 def placed_at_start(mp: pytest.MonkeyPatch) -> None:

@@ -7,9 +7,10 @@ completed at or before *m*·60 s. vLLM pools are the hand-written pages of
 generated scrape configuration sets (``job``, ``instance``, and ``endpoint`` on vLLM targets).
 A series that leaves a page gets a staleness marker, as Prometheus writes one.
 
-Maintenance windows are the two gauges the monitor's exporter publishes (docs/maintenance.md),
+Maintenance windows are the gauges the monitor's exporter publishes (docs/maintenance.md),
 written here from that definition: per window and covered (class, endpoint), the start and end
-of the occurrence holding the instant, else of the next one, absent once none remains. Times
+of the occurrence holding the instant, else of the next one, absent once none remains; and the
+start and end of the occurrence that ended last, for an hour after its end. Times
 are promtool's, where scenario time 0 is 0.
 """
 
@@ -33,6 +34,8 @@ Value = float | str | None  # a number, STALE, or None (no sample)
 Timeline = dict[tuple[str, Labels], list[Value]]
 MAINTENANCE_START = "m3mon_maintenance_start_timestamp_seconds"
 MAINTENANCE_END = "m3mon_maintenance_end_timestamp_seconds"
+PREVIOUS_START = "m3mon_maintenance_previous_start_timestamp_seconds"
+PREVIOUS_END = "m3mon_maintenance_previous_end_timestamp_seconds"
 
 
 def _monitor_pages(model: Model, results: Results, minutes: int, wanted: set[str]) -> list[list[Sample]]:
@@ -83,18 +86,21 @@ def timeline(model: Model, scn: Scenario, results: Results, pages: Pages, wanted
 
 
 def _maintenance(timeline: Timeline, scn: Scenario, w: Window, wanted: set[str]) -> None:
-    """The window's gauges per covered endpoint (one class each): the only occurrence, until its end."""
+    """The window's gauges per covered endpoint (one class each): the only occurrence as current or
+    next until its end, then as the one that ended last for an hour."""
     pools = w.pools or tuple(p.name for p in scn.pools)
     whole_class = str(set(pools) == {p.name for p in scn.pools}).lower()
     for pool in pools:
         target: Labels = (("class", scn.name), ("endpoint", scn.endpoint(pool)), ("instance", EXPORTER),
                           ("job", JOB_MONITOR), ("maintenance", window_name(scn, w)),
                           ("whole_class", whole_class), ("whole_endpoint", "true"))  # fmt: skip
-        for name, value in ((MAINTENANCE_START, w.start * 60.0), (MAINTENANCE_END, w.end * 60.0)):
-            if name in wanted:
-                samples = [(name, (), value)]
-                for m in range(min(w.end, scn.minutes) + 1):  # current or next until t = end
-                    _add(timeline, scn.minutes, m, samples, target)
+        published = ((MAINTENANCE_START, MAINTENANCE_END, range(min(w.end, scn.minutes) + 1)),
+                     (PREVIOUS_START, PREVIOUS_END, range(w.end + 1, min(w.end + 60, scn.minutes) + 1)))  # fmt: skip
+        for start_name, end_name, minutes in published:
+            for name, value in ((start_name, w.start * 60.0), (end_name, w.end * 60.0)):
+                if name in wanted:
+                    for m in minutes:
+                        _add(timeline, scn.minutes, m, [(name, (), value)], target)
 
 
 def _mark_stale(values: list[Value]) -> None:

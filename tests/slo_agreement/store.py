@@ -1,8 +1,8 @@
 """Evaluating a scenario the way ``m3mon run`` does: ops through the buffered writer into SQLite.
 
 Minute by minute: probe results are written when they complete (``probe_op``), each pool's page
-is read by the real collector (``read_text`` + ``signals`` against the previous good reading) and
-written (``signals_op``), then the evaluation job runs (flush the spool; while a backlog remains
+is read by the real collector (``read_text``) and its reading written (``reading_op``: the store
+derives the interval since the previous stored reading), then the evaluation job runs (flush the spool; while a backlog remains
 the database is away and nothing is evaluated; else ``evaluate_due``, which backfills missed
 steps). The service evaluates a step ``SETTLE`` (5 s) after it so that results completed just
 before it are written; here every write of a minute precedes that minute's evaluation, which is
@@ -26,14 +26,14 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 
 from monitor.model import Model, load_model
-from monitor.scrape import Reading as PageReading
-from monitor.scrape import read_text, signals
+from monitor.scrape import read_text
 from monitor.slo.due import MAX_BACKFILL, STEP, evaluate_due
 from monitor.slo.evaluate import SLOEvaluation, WindowResult, burn_alerts
 from monitor.store import BufferedWriter, Store
 from monitor.store.evaluations import EvaluationRepo
-from monitor.store.ops import probe_op, signals_op
-from tests.slo_agreement.config import MODEL_ID, config
+from monitor.store.ops import probe_op
+from monitor.store.readings import reading_op
+from tests.slo_agreement.config import config
 from tests.slo_agreement.exposition import Pages
 from tests.slo_agreement.oracle import WINDOWS, period_name
 from tests.slo_agreement.probe_results import Results
@@ -78,10 +78,10 @@ class Run:
     ) -> None:
         self.scn, self.model, self.t0, self.at = scn, model, inputs.t0, at
         self.store = Store(model.storage.url)
-        self.writer = BufferedWriter(self.store, model.storage.buffer_dir, model.storage.buffer_max_items)
+        self.writer = BufferedWriter(self.store, model.storage.buffer_dir, model.storage.buffer_max_items,
+                                     model=lambda: model)  # fmt: skip
         self.results = list(inputs.results)
         self.pages = inputs.pages
-        self.previous: dict[str, PageReading] = {}
         self.db_dir = workdir / "db"
 
     def minute(self, m: int) -> None:
@@ -90,13 +90,9 @@ class Run:
         for pool, texts in self.pages.items():
             text = texts[m]
             if text is None:
-                continue  # the scrape failed: the next good one covers the gap
+                continue  # the scrape failed: the store derives the next interval from the last reading
             reading = read_text(text, at=self.t0 + m * 60)
-            endpoint = self.scn.endpoint(pool)
-            if pool in self.previous:
-                sig = signals(endpoint, reading, self.previous[pool], model=MODEL_ID)
-                self.writer.submit(signals_op(self.model, endpoint, sig))
-            self.previous[pool] = reading
+            self.writer.submit(reading_op(self.scn.endpoint(pool), reading))
         self.evaluate(m)
 
     def evaluate(self, m: int) -> None:
