@@ -245,6 +245,14 @@ def slo_cumulative_events_record(kind: str) -> str:
     return f"m3mon:slo_events_{kind}:cumulative"
 
 
+def probe_runs_record(kind: str, *, failed: bool) -> str:
+    """Recording rule of ``VLLMHealthyButProbesFailing``'s probe runs (``failed``: failed runs):
+    ``kind`` ``cumulative`` per target, endpoint and class as the counters show them; ``step`` per
+    endpoint and class, what one rule step added while ``/health`` was up outside maintenance."""
+    what = "probe_failures" if failed else "probe_runs"
+    return f"m3mon:{what}_healthy:step" if kind == "step" else f"m3mon:{what}:cumulative"
+
+
 #: Per target and endpoint, the timestamp of the samples a rule step read: the next step's events
 #: happened after it (the step's span starts there, for the maintenance overlap rule).
 SLO_SAMPLED_RECORD: Final = "m3mon:slo_events_sampled:timestamp"

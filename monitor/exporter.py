@@ -84,7 +84,13 @@ class Exporter:
                 if (gone,) in _children(gauge):
                     gauge.remove(gone)
         if old.slos != model.slos:
-            for gauge in (self.slo.attainment, self.slo.budget, self.slo.burn, self.slo.objective):
+            for gauge in (
+                self.slo.attainment,
+                self.slo.budget,
+                self.slo.burn,
+                self.slo.objective,
+                self.slo.exhaustion,
+            ):
                 gauge.clear()  # the next evaluation publishes the new set
 
     def render(self) -> bytes:

@@ -1,6 +1,9 @@
 """Alertmanager routing: pages to the pager webhook, tickets to chat, everything to the monitor.
 
-Both severity routes ``continue`` so the catch-all route then hands every alert to the monitor's
+Alerts are grouped per alert name, class, SLO and endpoint (:data:`GROUP_BY`), so each
+endpoint's operational page and each SLO's burn alert is its own notification, sent
+:data:`GROUP_WAIT` after it first fires. Both severity routes ``continue`` so the catch-all
+route then hands every alert to the monitor's
 ``/alertmanager`` receiver, which records alert events next to the SLO history. Tickets of an SLO
 are inhibited while the same SLO (same ``class`` and ``slo``) pages; burn and endpoint alerts are
 inhibited during maintenance (:mod:`monitor.generate.maintenance_rules`). With ``exporter.credentials``
@@ -17,6 +20,13 @@ from monitor.generate.prometheus_config import monitor_client
 from monitor.model import Model
 
 MONITOR_RECEIVER = "m3mon"
+#: One notification group per alert name, class, SLO and endpoint: an SLO alert (no endpoint label)
+#: groups per class and SLO, an operational alert per endpoint. (Without ``endpoint`` every
+#: endpoint's page joined one group, and a second endpoint's page waited for its group_interval.)
+GROUP_BY = ("alertname", cv.L_CLASS, cv.L_SLO, cv.L_ENDPOINT)
+#: A new group is sent after GROUP_WAIT; alerts joining an existing group wait for its next
+#: GROUP_INTERVAL flush; a group still firing is sent again after REPEAT_INTERVAL.
+GROUP_WAIT, GROUP_INTERVAL, REPEAT_INTERVAL = "30s", "5m", "4h"
 
 
 def _matchers(labels: tuple[tuple[str, str], ...]) -> list[str]:
@@ -67,10 +77,10 @@ def alertmanager_config(model: Model) -> dict[str, Any]:
     return {
         "route": {
             "receiver": MONITOR_RECEIVER,
-            "group_by": ["alertname", cv.L_CLASS, cv.L_SLO],
-            "group_wait": "30s",
-            "group_interval": "5m",
-            "repeat_interval": "4h",
+            "group_by": list(GROUP_BY),
+            "group_wait": GROUP_WAIT,
+            "group_interval": GROUP_INTERVAL,
+            "repeat_interval": REPEAT_INTERVAL,
             "routes": [
                 {"receiver": a.page_receiver, "matchers": page, "continue": True},
                 {"receiver": a.ticket_receiver, "matchers": ticket, "continue": True},

@@ -57,6 +57,8 @@ TARGETS: tuple[Target, ...] = (
     Target("probes-failing-sparse", cv.ALERT_PROBES_FAILING,
            "m3-repo probed at the example's rate (2 probes every 5 min), every probe fails, /health ok",
            15 * 60),
+    Target("probes-failing-restart", cv.ALERT_PROBES_FAILING,
+           "as probes-failing, and the monitor restarts 2 min in (away 30 s, counters from 0)", 5 * 60),
     Target("scrape-failing", cv.ALERT_SCRAPE_FAILING,
            "every scrape the monitor makes of the endpoint's /metrics fails", 6 * 60),
     Target("kv-full", cv.ALERT_KV_CACHE_NEARLY_FULL,
@@ -98,6 +100,12 @@ BLIPS: tuple[Blip, ...] = (
     Blip("probes-one-round", cv.ALERT_PROBES_FAILING,
          "every m3-interactive probe finishing within one 30 s round fails (6 probes)"),
     Blip("probes-sparse-one-round", cv.ALERT_PROBES_FAILING, "one whole m3-repo round (2 probes) fails"),
+    Blip("probes-after-outage", cv.ALERT_PROBES_FAILING,
+         "m3-interactive and m3-repo hard down for 6 min (every probe fails, /health down from 15 s in), "
+         "then back"),
+    Blip("probes-maintenance-restart", cv.ALERT_PROBES_FAILING,
+         "every m3-interactive probe fails inside a 20-min maintenance; the monitor restarts a minute "
+         "after it ends (checked from its end)"),
     Blip("probes-monitor-errors", cv.ALERT_PROBES_FAILING,
          "every m3-interactive probe ends in monitor_error for 20 min (a monitor bug, not the service)"),
     Blip("scrape-one-failure", cv.ALERT_SCRAPE_FAILING, "one failed monitor scrape of the endpoint"),

@@ -10,22 +10,13 @@ from __future__ import annotations
 
 from monitor import conventions as cv
 from monitor.generate import promql as q
+from monitor.generate.probe_rules import probe_groups
 from monitor.generate.rules import Alert, Group
 from monitor.generate.self_rules import self_alerts
 from monitor.model import Model
 
 KV_CACHE_HIGH = 0.9
 WAITING_HIGH = 10
-# VLLMHealthyButProbesFailing: more than PROBE_FAILURE_RATIO of the endpoint's probes failed (the
-# monitor's own monitor_error runs are no service events) and at least PROBE_FAILURES_MIN of them,
-# so one failed probe never pages, over PROBE_WINDOW; an endpoint probed fewer than
-# PROBE_SPARSE_BELOW times in PROBE_WINDOW is judged over PROBE_SPARSE_WINDOW instead.
-PROBE_FAILURE_RATIO = 0.25
-PROBE_FAILURES_MIN = 3
-PROBE_WINDOW = "5m"
-PROBE_SPARSE_WINDOW = "30m"
-PROBE_SPARSE_BELOW = 10
-PROBE_FAILING_FOR = "1m"
 PROBER_ERRORS_WINDOW = "15m"  # M3MonProberErrors: any monitor_error over this window
 PREFIX_HIT_COLLAPSE = 0.5  # hit rate below half of the same hour yesterday
 SPEC_ACCEPT_DROP = 0.8  # acceptance below 80 % of the same hour yesterday
@@ -55,40 +46,6 @@ def _ratio(num: str, den: str, sel: str, window: str, offset: str = "") -> str:
     )
 
 
-def _probe_counts(model: Model, window: str, *, failed: bool) -> str:
-    """Probe runs (or failed runs) per endpoint over ``window``; ``monitor_error`` runs never count."""
-    pairs = [(cv.L_JOB, q.eq(model.alerting.job_monitor))]
-    if failed:
-        pairs.append((cv.L_RESULT, q.eq(cv.RESULT_FAILURE)))
-    pairs.append((cv.L_REASON, "!~" + q.regex(sorted(cv.MONITOR_FAILURES))[2:]))
-    return f"sum by (endpoint) (increase({cv.PROBE_TOTAL}{q.matchers(pairs)}[{window}]))"
-
-
-def _indent(text: str, by: str = "  ") -> str:
-    return "\n".join(by + line for line in text.splitlines())
-
-
-def _probes_failing(model: Model, window: str, sparse: bool) -> str:
-    """Failed ratio over ``window`` above the threshold, with enough failures (sparse: and few runs)."""
-    failed, ran = _probe_counts(model, window, failed=True), _probe_counts(model, window, failed=False)
-    terms = [f"{failed}\n/\n{ran}\n> {q.num(PROBE_FAILURE_RATIO)}", f"{failed} >= {PROBE_FAILURES_MIN}"]
-    if sparse:
-        terms.append(f"{_probe_counts(model, PROBE_WINDOW, failed=False)} < {PROBE_SPARSE_BELOW}")
-    return "(\n" + _indent("\nand on (endpoint)\n".join(terms)) + "\n)"
-
-
-def probes_failing_expr(model: Model) -> str:
-    """The failed-probe ratio (the alert's value) of endpoints whose ``/health`` is up.
-
-    Judged over PROBE_WINDOW, or over PROBE_SPARSE_WINDOW for an endpoint probed fewer than
-    PROBE_SPARSE_BELOW times in PROBE_WINDOW (one 5-minute round of two probes is no basis).
-    """
-    fast = _probes_failing(model, PROBE_WINDOW, sparse=False)
-    slow = _probes_failing(model, PROBE_SPARSE_WINDOW, sparse=True)
-    either = _indent(f"{fast}\nor\n{slow}")
-    return f"(\n{either}\n)\nand on (endpoint)\nmax by (endpoint) ({cv.HEALTH_UP}{_mon(model)}) == 1"
-
-
 def _availability(model: Model) -> list[Alert]:
     v, m = _vllm(model), _mon(model)
     return [
@@ -107,17 +64,6 @@ def _availability(model: Model) -> list[Alert]:
             "The m3mon monitor is not being scraped",
             "Prometheus cannot scrape the monitor's exporter; every probe SLO is blind.",
             for_="5m",
-        ),
-        Alert(
-            cv.ALERT_PROBES_FAILING,
-            probes_failing_expr(model),
-            "page",
-            "{{ $labels.endpoint }} answers /health but synthetic probes fail",
-            "/health returns 200 while {{ $value | humanizePercentage }} of the probes failed over the "
-            f"last {PROBE_WINDOW} ({PROBE_SPARSE_WINDOW} for an endpoint probed less than "
-            f"{PROBE_SPARSE_BELOW} times in {PROBE_WINDOW}): the server is up but not serving correct "
-            "answers.",
-            for_=PROBE_FAILING_FOR,
         ),
         Alert(
             cv.ALERT_SCRAPE_FAILING,
@@ -307,6 +253,7 @@ def operational_groups(model: Model) -> list[Group]:
     return [
         Group("m3mon-operational-routing", alerts=tuple(_routing(model))),
         Group("m3mon-operational-availability", alerts=tuple(_availability(model))),
+        *probe_groups(model),
         Group("m3mon-operational-saturation", alerts=tuple(_saturation(model))),
         Group("m3mon-operational-efficiency", alerts=tuple(_efficiency(model))),
         Group("m3mon-operational-store", alerts=tuple(_store(model))),

@@ -90,3 +90,13 @@ def pool_matchers(model: Model, slo: SLO) -> list[tuple[str, str]]:
 def or_zero(expr: str) -> str:
     """``(expr or vector(0))``: a counter sum that is 0, not absent, before the first event."""
     return f"({expr} or vector(0))"
+
+
+def without_nan(expr: str) -> str:
+    """``expr`` less its NaN samples, for panels: a mean, quantile or ratio over a window without
+    events is 0/0, which Grafana would draw as NaN; with this it shows "no data". (NaN compares
+    false with everything, so ``> -Inf`` keeps every other value.) Expressions that cannot divide
+    are returned as they are."""
+    if "/" not in expr and "histogram_quantile" not in expr:
+        return expr
+    return f"({expr}) > -Inf"

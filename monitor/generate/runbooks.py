@@ -14,6 +14,7 @@ import jinja2
 from monitor import conventions as cv
 from monitor.errors import GenerateError
 from monitor.generate import operational_rules as op
+from monitor.generate import probe_rules as pr
 
 _ROLLBACK = "If a deployment changed recently (see the *Deployment changes* annotations), roll it back."
 _FAILOVER = "Fail over: move the affected request class to another pool while you investigate."
@@ -160,17 +161,18 @@ RUNBOOKS: dict[str, Runbook] = {
     ),
     cv.ALERT_PROBES_FAILING: Runbook(
         "page",
-        f"`/health` returns 200, yet more than {op.PROBE_FAILURE_RATIO:.0%} of the endpoint's synthetic "
-        f"probes (and at least {op.PROBE_FAILURES_MIN}) failed over the last {op.PROBE_WINDOW} "
-        f"({op.PROBE_SPARSE_WINDOW} for an endpoint probed less than {op.PROBE_SPARSE_BELOW} times in "
-        f"{op.PROBE_WINDOW}): the server runs but gives wrong or no answers. `monitor_error` runs (the "
-        "monitor's own bugs) do not count; they raise M3MonProberErrors.",
+        f"`/health` returns 200, yet more than {pr.PROBE_FAILURE_RATIO:.0%} of the endpoint's synthetic "
+        f"probes (and at least {pr.PROBE_FAILURES_MIN}) failed over the last {pr.PROBE_WINDOW} "
+        f"({pr.PROBE_SPARSE_WINDOW} for an endpoint probed less than {pr.PROBE_SPARSE_BELOW} times in "
+        f"{pr.PROBE_WINDOW}): the server runs but gives wrong or no answers. Only probes that ran while "
+        "`/health` was up and outside maintenance count; `monitor_error` runs (the monitor's own bugs) "
+        "do not count either; they raise M3MonProberErrors.",
         (
             "Probes dashboard: which kinds and reasons fail (parser_leak, malformed_tool_call, timeout ...).",
             "Send one chat completion by hand with `curl` and read the raw answer.",
         ),
         "sum by (endpoint, kind, reason) (increase(m3mon_probe_total"
-        f'{{result="failure",reason!="monitor_error"}}[{op.PROBE_WINDOW}]))',
+        f'{{result="failure",reason!="monitor_error"}}[{pr.PROBE_WINDOW}]))',
         "vllm:request_success_total",
         (
             "parser_leak / malformed_tool_call: the server needs `--tool-call-parser minimax_m3 "

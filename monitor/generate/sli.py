@@ -92,10 +92,11 @@ def previous(record_name: str, slo: SLO) -> str:
     return f"last_over_time({record_name}{ids(slo)}[{cv.SCRAPE_GAP_LIMIT}] offset {cv.STEP_READ_OFFSET})"
 
 
-def rise(now: str, before: str) -> str:
-    """Per target and endpoint: ``now`` less ``before``, or ``now`` after a counter reset."""
-    delta = f"({now} - on ({TARGET}) {before})"
-    return f"({delta} >= 0\n  or\n  ({now} and on ({TARGET}) {delta} < 0))"
+def rise(now: str, before: str, on: str = TARGET) -> str:
+    """Per target and endpoint (the labels ``on``): ``now`` less ``before``, or ``now`` after a
+    counter reset."""
+    delta = f"({now} - on ({on}) {before})"
+    return f"({delta} >= 0\n  or\n  ({now} and on ({on}) {delta} < 0))"
 
 
 def sampled_at(c: Cumulative) -> str:

@@ -134,22 +134,25 @@ class ProbeMetrics:
         for sli, histogram in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e),
                                ("queue_time", self.queue), ("itl", self.itl),
                                ("stall", self.longest_gap)):  # fmt: skip
-            _observe_all(histogram.labels(*key), result.sli_samples(sli))
-        _observe_all(self.chunk_gap.labels(*key), (g.seconds for g in t.chunk_gaps))
+            _observe_all(histogram, key, result.sli_samples(sli))
+        _observe_all(self.chunk_gap, key, [g.seconds for g in t.chunk_gaps])
         if t.network is not None:
             self.network.labels(*key).observe(max(t.network, 0.0))
-        _observe_all(self.tool_turnaround.labels(*key), t.tool_turnaround)
+        _observe_all(self.tool_turnaround, key, t.tool_turnaround)
         for cache in LONG_PROMPT_CACHE_STATES:
-            _observe_all(self.long_prompt_ttft.labels(*key, cache), result.sli_samples(f"ttft_{cache}"))
+            _observe_all(self.long_prompt_ttft, (*key, cache), result.sli_samples(f"ttft_{cache}"))
 
     def observe_all(self, results: Iterable[ProbeResult]) -> None:
         for result in results:
             self.observe(result)
 
 
-def _observe_all(child: Histogram, values: Iterable[float]) -> None:
+def _observe_all(histogram: Histogram, labels: tuple[str, ...], values: Iterable[float]) -> None:
+    """Observe ``values`` in the child of ``labels``, creating it only with a value to observe (an
+    empty histogram of a kind that never measures this, e.g. tool turnaround of a chat probe,
+    would be a series of zeros whose panels read 0/0 = NaN)."""
     for value in values:
-        child.observe(value)
+        histogram.labels(*labels).observe(value)
 
 
 def targets(model: Model) -> list[tuple[str, str, str]]:

@@ -2,13 +2,15 @@
 
 ``m3mon_slo_attainment_ratio``, ``m3mon_slo_error_budget_remaining_ratio`` and
 ``m3mon_slo_burn_rate`` carry ``class, slo, sli, window``; ``m3mon_slo_objective_ratio`` carries
-``class, slo, sli``. A window with no data is published as NaN (never as 1.0).
+``class, slo, sli``. A window with no data has no series (never NaN, never 1.0): a panel or
+rule reading it sees "no data", as with the generated records.
 ``m3mon_slo_time_to_exhaustion_seconds{window}`` (1h, 1d: :mod:`monitor.slo.exhaustion`) is +Inf
-while the window burns nothing.
+while the window burns nothing, and has no series without data.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable
 
@@ -31,8 +33,13 @@ from monitor.slo.exhaustion import exhaustion
 _WINDOW_LABELS = (L_CLASS, L_SLO, L_SLI, L_WINDOW)
 
 
-def _value(v: float | None) -> float:
-    return math.nan if v is None else v
+def _publish(gauge: Gauge, labels: tuple[str, ...], value: float | None) -> None:
+    """Set the child of ``labels`` to ``value``; without a value (no data) remove it."""
+    if value is not None and not math.isnan(value):
+        gauge.labels(*labels).set(value)
+        return
+    with contextlib.suppress(KeyError):  # never published, or already removed
+        gauge.remove(*labels)
 
 
 class SLOMetrics:
@@ -41,7 +48,7 @@ class SLOMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.attainment = Gauge(
             SLO_ATTAINMENT,
-            "Share of good events in the window (NaN: no data).",
+            "Share of good events in the window (no series: no data).",
             _WINDOW_LABELS,
             registry=registry,
         )
@@ -62,7 +69,8 @@ class SLOMetrics:
         )
         self.exhaustion = Gauge(
             SLO_TIME_TO_EXHAUSTION,
-            "Seconds until the period's budget is spent at the window's burn (+Inf: none, NaN: no data).",
+            "Seconds until the period's budget is spent at the window's burn "
+            "(+Inf: none; no series: no data).",
             _WINDOW_LABELS,
             registry=registry,
         )
@@ -77,8 +85,8 @@ class SLOMetrics:
             self.objective.labels(e.request_class, e.slo_name, e.sli).set(e.objective)
             for w in e.windows:
                 labels = (e.request_class, e.slo_name, e.sli, w.window)
-                self.attainment.labels(*labels).set(_value(w.attainment))
-                self.budget.labels(*labels).set(_value(w.budget_remaining))
-                self.burn.labels(*labels).set(_value(w.burn_rate))
+                _publish(self.attainment, labels, w.attainment)
+                _publish(self.budget, labels, w.budget_remaining)
+                _publish(self.burn, labels, w.burn_rate)
             for window, seconds in exhaustion(e).by_window:
-                self.exhaustion.labels(e.request_class, e.slo_name, e.sli, window).set(_value(seconds))
+                _publish(self.exhaustion, (e.request_class, e.slo_name, e.sli, window), seconds)

@@ -60,10 +60,11 @@ def _page() -> bytes:
 def _rules(model: Any) -> str:
     """The fleet group, the class's SLO group (every second), and VLLMHealthyButProbesFailing without
     its ``for``."""
-    (probes,) = [a for g in operational_groups(model) for a in g.alerts if a.name == PROBES]
+    (group,) = [g for g in operational_groups(model) if any(a.name == PROBES for a in g.alerts)]
+    (probes,) = [a for a in group.alerts if a.name == PROBES]
     slo = [dataclasses.replace(g, interval="1s") for g in slo_groups(model, "c")]  # not once a minute
     groups = [*fleet_groups(model, ("0s", "0s")), *slo]
-    groups.append(Group("probes", alerts=(dataclasses.replace(probes, for_=None),)))
+    groups.append(Group("probes", records=group.records, alerts=(dataclasses.replace(probes, for_=None),)))
     return rule_file(groups, model.alerting, "test")
 
 

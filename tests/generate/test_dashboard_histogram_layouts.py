@@ -197,7 +197,8 @@ def prom() -> Iterator[tuple[str, Model]]:
 
 
 def _q(expr: str) -> float | None:
-    m = re.match(r"\s*histogram_quantile\(([0-9.]+),", expr)
+    """The quantile of a panel's ``histogram_quantile`` (panels wrap it as ``(...) > -Inf``)."""
+    m = re.match(r"\s*\(?histogram_quantile\(([0-9.]+),", expr)
     return float(m[1]) if m else None
 
 

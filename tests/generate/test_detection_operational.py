@@ -131,10 +131,15 @@ def _checked_times(world: World, check: Check) -> list[int]:
 
 
 def only_alerts(rules: Path, alerts: set[str], tmp: Path) -> Path:
-    """The generated rules of ``alerts``, unchanged. (promtool evaluates every rule of the file at
-    every step from 0: a week of 1-minute steps over all operational rules takes half a minute.)"""
+    """The generated rules of ``alerts`` and the records of their groups, unchanged. (promtool
+    evaluates every rule of the file at every step from 0: a week of 1-minute steps over all
+    operational rules takes half a minute.)"""
     doc = yaml.safe_load(rules.read_text())
-    groups = [{**g, "rules": [r for r in g["rules"] if r.get("alert") in alerts]} for g in doc["groups"]]
+    groups = [
+        {**g, "rules": [r for r in g["rules"] if r.get("alert") in alerts or "record" in r]}
+        for g in doc["groups"]
+        if any(r.get("alert") in alerts for r in g["rules"])
+    ]
     path = tmp / rules.name
     path.write_text(yaml.safe_dump({"groups": [g for g in groups if g["rules"]]}, sort_keys=False))
     return path
@@ -205,8 +210,30 @@ def _probe_key(ep: str, klass: str, kind: str, reason: str | None) -> str:
 Outcome = Callable[[str, str, int, float], str | None]  # (class, kind, n-th run, time) -> reason
 
 
-def probes(world: World, model: Model, ep: str, outcome: Outcome, reasons: tuple[str, ...]) -> None:
-    """Every probe of ``ep`` at its class's interval (each kind offset by a few seconds), /health up.
+@dataclass(frozen=True)
+class Restart:
+    """The monitor is killed at ``at`` and serves again from ``back``: nothing is exported (nor
+    probed) in between, and its counters start again from 0."""
+
+    at: int
+    back: int
+
+    def value(self, events: list[float], t: int) -> float | None:
+        if t < self.at:
+            return float(sum(1 for e in events if e <= t))
+        if t < self.back:
+            return None
+        return float(sum(1 for e in events if self.back <= e <= t))
+
+    def gauge(self, value: Callable[[int], float | None]) -> Callable[[int], float | None]:
+        return lambda t: None if self.at <= t < self.back else value(t)
+
+
+def probes(world: World, model: Model, ep: str, outcome: Outcome, reasons: tuple[str, ...], *,
+           health: Callable[[int], float | None] = lambda t: 1,
+           restart: Restart | None = None) -> None:  # fmt: skip
+    """Every probe of ``ep`` at its class's interval (each kind offset by a few seconds), /health
+    as ``health(t)`` (up by default), the monitor restarting as ``restart`` says.
 
     ``outcome`` gives each run's failure reason (None: success). Every series of ``reasons`` exists
     from 0, as the exporter creates them.
@@ -218,13 +245,39 @@ def probes(world: World, model: Model, ep: str, outcome: Outcome, reasons: tuple
             runs = [
                 offset + i * klass.probe.interval for i in range(int(world.end // klass.probe.interval) + 1)
             ]
+            if restart is not None:
+                runs = [t for t in runs if not restart.at <= t < restart.back]
             by_reason: dict[str | None, list[float]] = {None: [], **{r: [] for r in reasons}}
             for n, t in enumerate(runs):
                 by_reason.setdefault(outcome(klass.name, kind, n, t), []).append(t)
             for reason, times in by_reason.items():
-                world.counter(_probe_key(ep, klass.name, kind, reason), times)
+                name = _probe_key(ep, klass.name, kind, reason)
+                if restart is None:
+                    world.counter(name, times)
+                else:
+                    world.series[name] = [restart.value(times, t) for t in world.times]
             offset = (offset + 7) % 30
-    world.gauge(f'{cv.HEALTH_UP}{{{MON_LABELS},endpoint="{ep}"}}', lambda t: 1)
+    up = health if restart is None else restart.gauge(health)
+    world.gauge(f'{cv.HEALTH_UP}{{{MON_LABELS},endpoint="{ep}"}}', up)
+
+
+def maintenance(world: World, model: Model, ep: str, start: int, end: int, restart: Restart | None) -> None:
+    """One maintenance occurrence ``(start, end]`` of every class ``ep`` serves, as the monitor
+    publishes it: the current boundaries until the end, the previous ones for an hour after."""
+    endpoint = next(e for e in model.endpoints if e.name == ep)
+    for klass in endpoint.classes:
+        labels = (f'{MON_LABELS},maintenance="upgrade",class="{klass}",endpoint="{ep}",'
+                  'whole_class="false",whole_endpoint="true"')  # fmt: skip
+        for names, shown in (
+            ((cv.MAINTENANCE_START, cv.MAINTENANCE_END), lambda t: t <= end),
+            ((cv.MAINTENANCE_PREVIOUS_START, cv.MAINTENANCE_PREVIOUS_END), lambda t: end < t <= end + HOUR),
+        ):
+            for name, value in zip(names, (start, end), strict=True):
+
+                def gauge(t: int, v: float = value, on: Callable[[int], bool] = shown) -> float | None:
+                    return v if on(t) else None
+
+                world.gauge(f"{name}{{{labels}}}", gauge if restart is None else restart.gauge(gauge))
 
 
 def _every_other_from(start: int) -> Outcome:
@@ -257,6 +310,48 @@ def _probes_failing_sparse(m: Model) -> tuple[World, list[Check]]:
         cv.ALERT_PROBES_FAILING, {"endpoint": REPO_EP}, start, _target("probes-failing-sparse"), 50 * MINUTE
     )
     return w, [check]
+
+
+def _probes_failing_restart(m: Model) -> tuple[World, list[Check]]:
+    """As probes-failing, and the monitor restarts 2 minutes in (away 30 s): detection is unchanged."""
+    w = World(STEP, 30 * MINUTE)
+    restart = Restart(START + 2 * MINUTE, START + 2 * MINUTE + 30)
+    probes(w, m, IA, _every_other_from(START), ("http_status", cv.REASON_MONITOR_ERROR), restart=restart)
+    return w, [
+        Check(
+            cv.ALERT_PROBES_FAILING, {"endpoint": IA}, START, _target("probes-failing-restart"), 20 * MINUTE
+        )
+    ]
+
+
+def _probes_after_outage(m: Model) -> tuple[World, list[Check]]:
+    """Both pools hard down for 6 min from 30 min: every probe fails (connection refused); the
+    monitor's /health check (every 15 s) sees it 15 s late and the recovery 15 s late."""
+    w, start, end = World(STEP, 80 * MINUTE), 30 * MINUTE, 36 * MINUTE
+
+    def down(c: str, k: str, n: int, t: float) -> str | None:
+        return "connection" if start <= t < end else None
+
+    for ep in (IA, REPO_EP):
+        probes(w, m, ep, down, ("connection",), health=lambda t: 0 if start + 15 <= t < end + 15 else 1)
+    return w, [
+        Check(cv.ALERT_PROBES_FAILING, {"endpoint": ep}, start, None, 80 * MINUTE) for ep in (IA, REPO_EP)
+    ]
+
+
+def _probes_maintenance_restart(m: Model) -> tuple[World, list[Check]]:
+    """Every m3-interactive probe fails inside a 20-minute maintenance of the endpoint; a minute
+    after it ends the monitor restarts (away 30 s). Checked from the end of the maintenance (the
+    alert is inhibited in Alertmanager while it lasts)."""
+    w, start, end = World(STEP, 70 * MINUTE), 10 * MINUTE, 30 * MINUTE
+    restart = Restart(end + MINUTE, end + MINUTE + 30)
+
+    def broken(c: str, k: str, n: int, t: float) -> str | None:
+        return "http_status" if start < t <= end else None
+
+    probes(w, m, IA, broken, ("http_status",), restart=restart)
+    maintenance(w, m, IA, start, end, restart)
+    return w, [Check(cv.ALERT_PROBES_FAILING, {"endpoint": IA}, end, None, 70 * MINUTE)]
 
 
 def _probes_one_failure(m: Model) -> tuple[World, list[Check]]:
@@ -459,6 +554,9 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "probes-failing": _probes_failing,
     "probes-failing-sparse": _probes_failing_sparse,
+    "probes-failing-restart": _probes_failing_restart,
+    "probes-after-outage": _probes_after_outage,
+    "probes-maintenance-restart": _probes_maintenance_restart,
     "probes-one-failure": _probes_one_failure,
     "probes-one-round": _probes_one_round,
     "probes-sparse-one-round": _probes_sparse_one_round,

@@ -101,7 +101,7 @@ def test_alertmanager_routes_and_inhibits(generated: Path) -> None:
         "chat": "http://127.0.0.1:9096/chat",
         "m3mon": "http://127.0.0.1:9464/alertmanager",
     }
-    assert am["route"]["group_by"] == ["alertname", "class", "slo"]
+    assert am["route"]["group_by"] == ["alertname", "class", "slo", "endpoint"]
     assert am["inhibit_rules"][0]["equal"] == ["class", "slo"]
 
 

@@ -20,6 +20,14 @@ from monitor.model import Model
 RATE = "$__rate_interval"
 
 
+#: Where the probes' network stage comes from, on every panel that draws it.
+NETWORK_NOTE = (
+    "network (probes) is the probe's TTFT less the server's own TTFT for the same request, which "
+    "vLLM reports only when it runs with --enable-per-request-metrics; without that flag the "
+    "series is absent (no data), not zero."
+)
+
+
 def vllm_sel(model: Model, extra: str = "") -> str:
     """Selector for vLLM series filtered by the endpoint and model variables."""
     return f'{{job="{model.alerting.job_vllm}",endpoint=~"$endpoint",model_name=~"$model"{extra}}}'

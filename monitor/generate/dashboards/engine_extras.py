@@ -6,13 +6,17 @@ from typing import Any
 
 from monitor import conventions as cv
 from monitor.generate import promql as q
-from monitor.generate.dashboards.common import RATE, dashboard, quantiles, vllm_sel
+from monitor.generate.dashboards.common import NETWORK_NOTE, RATE, dashboard, quantiles, vllm_sel
 from monitor.generate.dashboards.panels import Layout, Query, timeseries
 from monitor.model import Model
 
 LATENCY_UID = "m3mon-latency"
 CACHE_UID = "m3mon-cache"
 SPEC_UID = "m3mon-spec-decode"
+
+
+#: The probe kind whose runs measure tool turnaround (tool result sent -> next first token).
+TOOL_ROUNDS_KIND = "agent_session"
 
 
 def _mean(metric: str, sel: str, legend: str) -> Query:
@@ -26,18 +30,21 @@ def _class_rows(model: Model, lay: Layout) -> None:
         srv = q.matchers([(cv.L_JOB, q.eq(a.job_vllm)), (cv.L_ENDPOINT, q.regex(pool))])
         prb = q.matchers([(cv.L_JOB, q.eq(a.job_monitor)), (cv.L_CLASS, q.eq(rc.name))])
         lay.row(f"{rc.name} (pool: {', '.join(pool)})")
+        stages = [
+            _mean(cv.VLLM_QUEUE, srv, "queue (server)"),
+            _mean(cv.VLLM_PREFILL, srv, "prefill (server)"),
+            _mean(cv.VLLM_DECODE, srv, "decode (server)"),
+            _mean(cv.PROBE_NETWORK, prb, "network (probes)"),
+        ]
+        if TOOL_ROUNDS_KIND in rc.probe.kinds:  # only agent sessions measure it
+            stages.append(_mean(cv.PROBE_TOOL_TURNAROUND, prb, "tool turnaround (probes)"))
         lay.add(
             timeseries(
                 f"{rc.name}: where a request's time goes (mean)",
-                [
-                    _mean(cv.VLLM_QUEUE, srv, "queue (server)"),
-                    _mean(cv.VLLM_PREFILL, srv, "prefill (server)"),
-                    _mean(cv.VLLM_DECODE, srv, "decode (server)"),
-                    _mean(cv.PROBE_NETWORK, prb, "network (probes)"),
-                    _mean(cv.PROBE_TOOL_TURNAROUND, prb, "tool turnaround (probes)"),
-                ],
+                stages,
                 unit="s",
                 stacked=True,
+                description=NETWORK_NOTE,
             ),
             w=8,
         )

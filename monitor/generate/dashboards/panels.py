@@ -15,6 +15,7 @@ from grafanalib import core as g
 from grafanalib._gen import DashboardEncoder
 
 from monitor import conventions as cv
+from monitor.generate import promql
 from monitor.generate.provisioning import DATASOURCE_UID
 
 DS: dict[str, str] = {"type": "prometheus", "uid": "${datasource}"}
@@ -89,7 +90,12 @@ def targets(queries: list[Query], fmt: str = "time_series") -> list[g.Target]:
     refs = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     return [
         g.Target(
-            expr=q.expr, legendFormat=q.legend, refId=refs[i], instant=q.instant, datasource=DS, format=fmt
+            expr=promql.without_nan(q.expr),
+            legendFormat=q.legend,
+            refId=refs[i],
+            instant=q.instant,
+            datasource=DS,
+            format=fmt,
         )
         for i, q in enumerate(queries)
     ]

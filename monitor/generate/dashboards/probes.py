@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
-from monitor.generate.dashboards.common import LAYOUT, RATE, dashboard, probe_sel, quantiles
+from monitor.generate.dashboards.common import LAYOUT, NETWORK_NOTE, RATE, dashboard, probe_sel, quantiles
 from monitor.generate.dashboards.panels import Layout, Query, heatmap, timeseries
 from monitor.model import Model
 
@@ -64,6 +64,7 @@ def build(model: Model, banner: str) -> dict[str, Any]:
                 ),
             ],
             unit="s",
+            description=NETWORK_NOTE + " Tool turnaround exists only for classes probed with agent sessions.",
         )
     )
     lay.add(
