@@ -193,6 +193,8 @@ class AlertingSpec(_Strict):
     ticket: RouteSpec = RouteSpec(labels={"severity": "ticket"}, receiver="chat")
     monitor_receiver_url: str = "http://127.0.0.1:9464/alertmanager"
     runbook_base_url: str = "https://github.com/m3-monitor/m3-monitor/blob/main/alerts/runbooks"
+    #: Grafana's address as on-call opens it: burn notifications link the class's SLO dashboard there.
+    grafana_url: Annotated[str, Field(pattern=r"^https?://")] = "http://127.0.0.1:3000"
     prometheus_job_vllm: str = "vllm"
     prometheus_job_monitor: str = "m3mon"
 

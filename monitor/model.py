@@ -136,6 +136,7 @@ class Alerting:
     runbook_base_url: str
     job_vllm: str
     job_monitor: str
+    grafana_url: str = "http://127.0.0.1:3000"
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,7 @@ def build_model(
         ticket_webhook=a.ticket.webhook_url,
         monitor_receiver_url=a.monitor_receiver_url,
         runbook_base_url=a.runbook_base_url.rstrip("/"),
+        grafana_url=a.grafana_url.rstrip("/"),
         job_vllm=a.prometheus_job_vllm,
         job_monitor=a.prometheus_job_monitor,
     )

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
-from monitor.generate import slo_scenarios
+from monitor.generate import notify, slo_scenarios
 from monitor.generate.operational_rules import operational_groups
 from monitor.generate.rules import Alert
-from monitor.generate.slo_rules import slo_groups
+from monitor.generate.slo_rules import burn_parts, slo_groups
 from monitor.model import SLO, Model
 
 
@@ -45,9 +45,14 @@ def slo_tests(model: Model, request_class: str, rule_file: str) -> dict[str, Any
     """Unit tests of the SLO rules: event streams per SLO family, expectations from the store's
     evaluator (:mod:`monitor.generate.slo_scenarios`)."""
 
-    def expect(name: str, slo: SLO) -> dict[str, Any]:
+    def expect(name: str, slo: SLO, figures: notify.Figures) -> dict[str, Any]:
         ids = {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
-        return _expected(_alert(model, name, slo), model, ids)
+        out = _expected(_alert(model, name, slo), model, ids)
+        severity = {cv.ALERT_BURN_PAGE: "page", cv.ALERT_BURN_TICKET: "ticket"}.get(name)
+        if severity is not None:
+            for key, parts in burn_parts(model, slo, severity).items():
+                out["exp_annotations"][key] = notify.render(parts, figures)
+        return out
 
     return slo_scenarios.slo_tests(model, request_class, rule_file, expect)
 

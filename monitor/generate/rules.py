@@ -21,6 +21,7 @@ class Alert:
     description: str
     for_: str | None = None
     labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()  # more, after the description
 
     def rule(self, alerting: Alerting) -> dict[str, Any]:
         """The rule as Prometheus reads it, with severity labels from the config and a runbook URL."""
@@ -33,6 +34,7 @@ class Alert:
         out["annotations"] = {
             "summary": self.summary,
             "description": self.description,
+            **dict(self.annotations),
             "runbook_url": runbook_url(alerting, self.name),
         }
         return out

@@ -15,7 +15,9 @@ SLOs, threshold-not-a-bucket-edge.
 from __future__ import annotations
 
 from monitor import conventions as cv
+from monitor.generate import notify
 from monitor.generate import promql as q
+from monitor.generate.exhaustion import exhaustion_expr
 from monitor.generate.rules import Alert, Group, record
 from monitor.generate.sli import (
     absent_condition,
@@ -117,7 +119,7 @@ def burn_condition(slo: SLO, severity: str) -> str:
     return "\nor\n".join(parts)
 
 
-def _burn_alert(slo: SLO, severity: str) -> Alert:
+def _burn_alert(model: Model, slo: SLO, severity: str) -> Alert:
     rows = [b for b in cv.BURN_ALERTS if b.severity == severity]
     pairs = ", ".join(
         f"{q.num(b.factor(slo.period))}x over {b.long_window} and {b.short_window}" for b in rows
@@ -132,7 +134,15 @@ def _burn_alert(slo: SLO, severity: str) -> Alert:
             f"burning its error budget at {pairs}."
         ),
         labels=tuple((k, v) for k, v in slo_labels(slo).items()),
+        annotations=tuple(
+            (k, notify.template(parts)) for k, parts in burn_parts(model, slo, severity).items()
+        ),
     )
+
+
+def burn_parts(model: Model, slo: SLO, severity: str) -> dict[str, list[notify.Part]]:
+    """The burn alert's annotations that report what burned (:mod:`monitor.generate.notify`)."""
+    return notify.burn_annotations(model, slo, severity, exhaustion_expr(slo, cv.EXHAUSTION_WINDOWS[0]))
 
 
 def _exhausted_alert(slo: SLO) -> Alert:
@@ -191,7 +201,7 @@ def _edge_alert(model: Model, slo: SLO) -> Alert | None:
 
 
 def alerts(model: Model, slo: SLO) -> tuple[Alert, ...]:
-    out = [_burn_alert(slo, "page"), _burn_alert(slo, "ticket"), _exhausted_alert(slo)]
+    out = [_burn_alert(model, slo, "page"), _burn_alert(model, slo, "ticket"), _exhausted_alert(slo)]
     out.append(_absent_alert(model, slo))
     edge = _edge_alert(model, slo)
     if edge is not None:

@@ -33,10 +33,12 @@ from typing import Any
 
 from monitor import conventions as cv
 from monitor import events
+from monitor.generate import notify
 from monitor.generate import promql as q
 from monitor.model import SLO, Model
 from monitor.slo.edges import is_edge
 from monitor.slo.evaluate import SLOEvaluation, burn_alerts, evaluate_counts
+from monitor.slo.exhaustion import time_to_exhaustion
 
 MINUTES = 70
 CHECK_MINUTES = (59, 61, 62, 63, 65, 70)
@@ -46,8 +48,9 @@ STOP = 10  # minute the source stops in the absent-metric stream
 ABSENT_FOR, NOT_EDGE_FOR = 10, 5  # minutes of the alerts' ``for:`` (docs/slo-events.md §3)
 NOT_EDGE_MINUTES = 15  # length of the bucket-edge stream (short: promtool evaluates every rule)
 
-#: Expected firing alerts -> alert-test entries (labels/annotations come from the rule objects).
-Expect = Callable[[str, SLO], dict[str, Any]]
+#: Expected firing alerts -> alert-test entries (labels/annotations come from the rule objects; the
+#: numbers a burn notification reports from the store's evaluation, :func:`figures`).
+Expect = Callable[[str, SLO, notify.Figures], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,27 @@ def firing(slo: SLO, evaluation: SLOEvaluation) -> set[str]:
     if period is not None and period.budget_remaining is not None and period.budget_remaining <= 0:
         names.add(cv.ALERT_BUDGET_EXHAUSTED)
     return names
+
+
+def figures(slo: SLO, stream: Stream, minute: int, endpoint: str) -> notify.Figures:
+    """What a burn notification at ``minute`` reports, from the store's evaluation of the same
+    events (burn rates, budget, exhaustion) and the stream's bad events (endpoints)."""
+    evaluation = expected_at(slo, stream, minute)
+    out: dict[notify.Key, Any] = {}
+    for w in evaluation.windows:
+        out[("burn", w.window)] = w.burn_rate
+    period = evaluation.window(slo.period_window)
+    out[("budget",)] = (
+        None if period is None or period.budget_remaining is None else 100 * period.budget_remaining
+    )
+    for window in cv.EXHAUSTION_WINDOWS:
+        seconds = time_to_exhaustion(evaluation, window)
+        out[("exhaustion", window)] = None if seconds is None else seconds / 3600
+    for b in cv.BURN_ALERTS:  # the records begin at minute 0: a longer window counts from there
+        back = minute - cv.window_seconds(b.long_window) // 60
+        bad = stream.bad[minute] - (stream.bad[back] if back >= 0 else 0)
+        out[("endpoints", b.long_window)] = ((endpoint, float(bad)),) if bad > 0 else ()
+    return out
 
 
 def _values(cumulative: tuple[int, ...]) -> str:
@@ -159,10 +183,12 @@ def _series(metric: str, labels: list[tuple[str, str]], values: tuple[int, ...])
 def scenario(model: Model, slo: SLO, stream: Stream, expect: Expect) -> dict[str, Any]:
     series = _probe_series if slo.source == "probes" else _server_series
     checks = []
+    endpoint = model.endpoints_for(slo.request_class)[0].name
     for minute in CHECK_MINUTES:
         fired = firing(slo, expected_at(slo, stream, minute))
+        shown = figures(slo, stream, minute, endpoint)
         for name in (cv.ALERT_BURN_PAGE, cv.ALERT_BURN_TICKET, cv.ALERT_BUDGET_EXHAUSTED):
-            exp = [expect(name, slo)] if name in fired else []
+            exp = [expect(name, slo, shown)] if name in fired else []
             checks.append({"eval_time": f"{minute}m", "alertname": name, "exp_alerts": exp})
     return {
         "name": f"{slo.id} ({family(slo)}): {stream.name}",

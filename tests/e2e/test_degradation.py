@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -22,6 +23,29 @@ def _firing_slos(st: object, alert: str = "SLOErrorBudgetBurnPage") -> set[str]:
     return {a["labels"]["slo"] for a in st.prom_alerts(alert)}  # type: ignore[attr-defined]
 
 
+ROW = re.compile(r"(\w+) ([0-9.]+|\+Inf)x, (\w+) ([0-9.]+|\+Inf)x \(over ([0-9.]+)x\)")
+
+
+def _delivered_page(st: object, slo: str) -> dict[str, str] | None:
+    """The annotations of the first burn page of ``slo`` the pager webhook received."""
+    pages = [a for a in st.capture.alerts("/pager")  # type: ignore[attr-defined]
+             if a["labels"]["alertname"] == "SLOErrorBudgetBurnPage" and a["labels"]["slo"] == slo]  # fmt: skip
+    return dict(pages[0]["annotations"]) if pages else None
+
+
+def _check_says_what_burned(annotations: dict[str, str], endpoint: str, request_class: str) -> None:
+    """The page's own numbers justify it: some row burns above its factor in both windows."""
+    rows = ROW.findall(annotations["burn_rates"])
+    assert len(rows) == 2, annotations["burn_rates"]
+    assert any(float(a) > float(f) and float(b) > float(f) for _, a, _, b, f in rows), annotations
+    assert re.fullmatch(r"-?[0-9]+\.[0-9]% of the 30d error budget left", annotations["budget_left"])
+    assert re.fullmatch(
+        r"at the last 1h's burn the rest of the budget lasts [0-9.]+ h", annotations["exhaustion"]
+    )
+    assert re.fullmatch(rf"bad events over the last 1h: {endpoint} [1-9][0-9]*", annotations["endpoints"])
+    assert annotations["dashboard"].endswith(f"/d/m3mon-slo?var-class={request_class}")
+
+
 def _mean(intervals: list[ScrapeIntervalRow], part: str) -> float:
     hists = [i.histograms[part] for i in intervals if part in i.histograms]
     count = sum(h["count"] for h in hists)
@@ -40,6 +64,7 @@ def test_prefill_brownout_burns_ttft_and_the_breakdown_shows_prefill(sim: SimHan
         started = time.time()
         wait_until(lambda: "ttft" in _firing_slos(st), 30, "the TTFT page alert")
         wait_until(lambda: st.count(IncidentRow, IncidentRow.slo == "ttft"), 10, "the incident recorded")
+        page = wait_until(lambda: _delivered_page(st, "ttft"), 15, "the TTFT page at the pager webhook")
         assert "availability" not in _firing_slos(st)
         time.sleep(3)
         assert st.stop_monitor() == 0, st.log_text()
@@ -53,6 +78,7 @@ def test_prefill_brownout_burns_ttft_and_the_breakdown_shows_prefill(sim: SimHan
     )
     assert _mean(during, "queue") < 0.05, "the time went to prefill, not the queue"
     assert st.count(ProbeResultRow, ProbeResultRow.ok.is_(False)) == 0
+    _check_says_what_burned(page, "pool", "chat-32k")
 
 
 def test_health_ok_while_completions_fail_is_caught(sim: SimHandle, tmp_path: Path) -> None:
