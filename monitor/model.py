@@ -74,6 +74,7 @@ class SLO:
     description: str = ""
     min_events: int | None = None  # override of the burn alerts' minimum-events guard
     exhaustion_within: float | None = None  # seconds: ticket when the budget runs out sooner
+    page_within: float | None = None  # seconds: a total outage pages within this long
 
     @property
     def id(self) -> str:
@@ -251,6 +252,7 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
             description=s.description,
             min_events=s.min_events,
             exhaustion_within=s.exhaustion_within,
+            page_within=s.page_within,
         )
         for s in c.slos
     )

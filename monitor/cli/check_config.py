@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from monitor.errors import M3MonError, ScrapeError
-from monitor.model import Endpoint, Model, load_model
+from monitor.model import SLO, Endpoint, Model, load_model
 
 if TYPE_CHECKING:
     from monitor.slo.edges import EdgeCheck, PageCheck
@@ -85,14 +85,29 @@ def summary(model: Model) -> str:
             f"every {c.probe.interval:g}s"
         )
         for s in c.slos:
-            thr = f" < {s.threshold:g}s" if s.threshold is not None else ""
+            thr = f" ≤ {s.threshold:g}s" if s.threshold is not None else ""
             lines.append(
                 f"      - {s.name:<14} {s.sli}{thr} objective {s.objective * 100:g}% over "
                 f"{s.period_window} from {s.source}"
             )
+            lines.append(f"        {detection_line(s)}")
     storage = display_url(model.storage.url)
     lines.append(f"  SLOs: {len(model.slos)}; storage: {storage}; exporter: {model.exporter_listen}")
     return "\n".join(lines)
+
+
+def detection_line(slo: SLO) -> str:
+    """When the SLO's burn alerts fire on a total outage and on 10 % bad events (steady traffic)."""
+    from monitor.slo import burn
+
+    parts = []
+    for severity in ("page", "ticket"):
+        cases = ", ".join(
+            f"{'total outage' if e == 1 else f'{e:.0%} bad'} {burn.describe(slo, severity, e)}"
+            for e in burn.ERROR_RATES
+        )
+        parts.append(f"{severity}: {cases}")
+    return "detection: " + "; ".join(parts)
 
 
 # --- probe volume (warnings) -------------------------------------------------------------------
@@ -123,7 +138,9 @@ def _cadence(v: ProbeVolume) -> str:
 
 def _alert(f: Finding) -> str:
     a = f.alert
-    return f"the {a.severity} alert ({a.long_window}/{a.short_window}, {a.factor(f.slo.period):.4g}×)"
+    from monitor.slo import burn
+
+    return f"the {a.severity} alert ({a.long_window}/{a.short_window}, {burn.factor(f.slo, a):.4g}×)"
 
 
 def _guard_line(f: GuardFinding) -> str:

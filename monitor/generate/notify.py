@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.model import SLO, Model
+from monitor.slo import burn
 
 TOP_ENDPOINTS = 3
 SLO_DASHBOARD_UID = "m3mon-slo"
@@ -111,7 +112,7 @@ def burn_rates(slo: SLO, severity: str) -> list[Part]:
         if i:
             parts.append("; ")
         parts += [f"{b.long_window} ", _burn(slo, b.long_window), f", {b.short_window} ",
-                  _burn(slo, b.short_window), f" (over {q.num(b.factor(slo.period))}x)"]  # fmt: skip
+                  _burn(slo, b.short_window), f" (over {q.num(burn.factor(slo, b))}x)"]  # fmt: skip
     return parts
 
 

@@ -29,6 +29,7 @@ from monitor.generate.sli import (
 )
 from monitor.generate.sli import ids as _ids
 from monitor.model import SLO, Model
+from monitor.slo import burn
 from monitor.slo.guard import min_events
 
 
@@ -109,7 +110,7 @@ def burn_condition(slo: SLO, severity: str) -> str:
     """Every BURN_ALERTS row of ``severity``: short and long ratio above f×budget, guard filled."""
     parts = []
     for b in (b for b in cv.BURN_ALERTS if b.severity == severity):
-        threshold = f"({q.num(b.factor(slo.period), 12)} * {q.num(slo.budget, 12)})"
+        threshold = f"({q.num(burn.factor(slo, b), 12)} * {q.num(slo.budget, 12)})"
         short = f"{cv.sli_error_ratio_record(b.short_window)}{_ids(slo)} > {threshold}"
         long = f"{cv.sli_error_ratio_record(b.long_window)}{_ids(slo)} > {threshold}"
         guard = f"{cv.slo_valid_events_record(b.long_window)}{_ids(slo)} >= {min_events(slo, b)}"
@@ -122,7 +123,7 @@ def burn_condition(slo: SLO, severity: str) -> str:
 def _burn_alert(model: Model, slo: SLO, severity: str) -> Alert:
     rows = [b for b in cv.BURN_ALERTS if b.severity == severity]
     pairs = ", ".join(
-        f"{q.num(b.factor(slo.period))}x over {b.long_window} and {b.short_window}" for b in rows
+        f"{q.num(burn.factor(slo, b))}x over {b.long_window} and {b.short_window}" for b in rows
     )
     return Alert(
         name=cv.ALERT_BURN_PAGE if severity == "page" else cv.ALERT_BURN_TICKET,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from monitor.conventions import BURN_ALERTS, BurnAlert
 from monitor.model import SLO
+from monitor.slo import burn
 from monitor.slo.guard import min_events
 from monitor.slo.slices import EventSlice
 from monitor.slo.windows import Window, windows_at
@@ -101,9 +102,8 @@ def burn_alerts(slo: SLO, results: Iterable[WindowResult]) -> list[BurnAlert]:
     by_name = {r.window: r for r in results}
     fired = []
     for alert in BURN_ALERTS:
-        factor = alert.factor(slo.period)
         long_w, short_w = by_name.get(alert.long_window), by_name.get(alert.short_window)
-        threshold = factor * slo.budget
+        threshold = burn.threshold(slo, alert)
         ratios = [_error_ratio(w) for w in (long_w, short_w)]
         enough = long_w is not None and long_w.total >= min_events(slo, alert)
         if enough and all(r is not None and r > threshold for r in ratios):

@@ -18,6 +18,7 @@ import math
 
 from monitor.conventions import BurnAlert, window_seconds
 from monitor.model import SLO
+from monitor.slo import burn
 
 
 def default_min_events(factor: float, budget: float) -> int:
@@ -32,7 +33,7 @@ def min_events(slo: SLO, alert: BurnAlert) -> int:
     """The guard of one burn condition of ``slo``: its override, else the derived default."""
     if slo.min_events is not None:
         return slo.min_events
-    return default_min_events(alert.factor(slo.period), slo.budget)
+    return default_min_events(burn.factor(slo, alert), slo.budget)
 
 
 def events_needed_per_hour(slo: SLO, alert: BurnAlert) -> float:

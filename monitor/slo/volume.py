@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from monitor.conventions import BURN_ALERTS, BurnAlert, window_seconds
 from monitor.model import SLO, Model
+from monitor.slo import burn
 from monitor.slo.guard import min_events
 
 #: Probe SLIs with one event per (answered) probe run; ``itl`` has one per token gap.
@@ -85,7 +86,7 @@ class GuardFinding:
     @property
     def single_failure_fires_at_fewest(self) -> bool:
         """Whether ``min_events: fewest`` would let one bad event fire the condition."""
-        return self.fewest > 0 and 1.0 / self.fewest > self.alert.factor(self.slo.period) * self.slo.budget
+        return self.fewest > 0 and 1.0 / self.fewest > burn.threshold(self.slo, self.alert)
 
 
 @dataclass(frozen=True)
