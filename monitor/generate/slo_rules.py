@@ -106,17 +106,29 @@ def recording_rules(model: Model, slo: SLO) -> Group:
     return Group(f"m3mon-slo-sli-{slo.request_class}-{slo.name}", records=tuple(records))
 
 
+def _summed(kind: str, slo: SLO, window: str) -> str:
+    """``kind`` events of ``window`` summed from the step records (no window record in between)."""
+    return f"sum_over_time({cv.slo_step_events_record(kind)}{_ids(slo)}[{_inside(window)}])"
+
+
 def burn_condition(slo: SLO, severity: str) -> str:
-    """Every BURN_ALERTS row of ``severity``: short and long ratio above f×budget, guard filled."""
+    """Every BURN_ALERTS row of ``severity``: short and long ratio above f×budget, guard filled.
+
+    The ratios are summed from the step records here rather than read from the window and ratio
+    records: an engine that does not see a record written earlier in the same group run (vmalert)
+    then reads the step records one run old, never three (step -> window -> ratio -> alert), so
+    its pages lag Prometheus' by at most one evaluation (docs/fleet.md).
+    """
     parts = []
     for b in (b for b in cv.BURN_ALERTS if b.severity == severity):
         threshold = f"({q.num(burn.factor(slo, b), 12)} * {q.num(slo.budget, 12)})"
-        short = f"{cv.sli_error_ratio_record(b.short_window)}{_ids(slo)} > {threshold}"
-        long = f"{cv.sli_error_ratio_record(b.long_window)}{_ids(slo)} > {threshold}"
-        guard = f"{cv.slo_valid_events_record(b.long_window)}{_ids(slo)} >= {min_events(slo, b)}"
-        # the short window holds events now (its ratio may be an old sample where an engine keeps one)
-        fresh = f"{cv.slo_valid_events_record(b.short_window)}{_ids(slo)} > 0"
-        parts.append(f"(\n  {short}\n  and\n  {long}\n  and\n  {guard}\n  and\n  {fresh}\n)")
+        ratio = {w: f"{_summed('bad', slo, w)}\n    /\n    {_summed('valid', slo, w)}"
+                 for w in (b.short_window, b.long_window)}  # fmt: skip
+        short = f"{ratio[b.short_window]}\n    > {threshold}"
+        long = f"{ratio[b.long_window]}\n    > {threshold}"
+        guard = f"{_summed('valid', slo, b.long_window)} >= {min_events(slo, b)}"
+        fresh = f"{_summed('valid', slo, b.short_window)} > 0"  # the short window holds events now
+        parts.append(f"(\n    {short}\n  and\n    {long}\n  and\n    {guard}\n  and\n    {fresh}\n)")
     return "\nor\n".join(parts)
 
 
