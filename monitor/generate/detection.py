@@ -101,8 +101,8 @@ BLIPS: tuple[Blip, ...] = (
          "every m3-interactive probe finishing within one 30 s round fails (6 probes)"),
     Blip("probes-sparse-one-round", cv.ALERT_PROBES_FAILING, "one whole m3-repo round (2 probes) fails"),
     Blip("probes-after-outage", cv.ALERT_PROBES_FAILING,
-         "m3-interactive and m3-repo hard down for 6 min (every probe fails, /health down from 15 s in), "
-         "then back"),
+         "m3-interactive (refusing connections) and m3-repo (a gateway's 503s) down for 6 min, /health "
+         "down from 15 s in, then back"),
     Blip("probes-maintenance-restart", cv.ALERT_PROBES_FAILING,
          "every m3-interactive probe fails inside a 20-min maintenance; the monitor restarts a minute "
          "after it ends (checked from its end)"),

@@ -4,8 +4,8 @@ Its windows count only what was true when it happened. Probe runs are counted **
 (as the SLO events are, :mod:`monitor.generate.sli`), per endpoint and class:
 
 * a cumulative record per target, endpoint and class of the runs (and failed runs) the monitor's
-  ``m3mon_probe_total`` shows now (``monitor_error`` runs are the monitor's own bugs, never
-  service events);
+  ``m3mon_probe_total`` shows now, less :data:`NOT_COUNTED` (``monitor_error`` runs are the
+  monitor's own bugs; ``connect_error`` means the endpoint answered nothing, /health included);
 * a step record of what the counters rose by since the previous step's reading (after a monitor
   restart: the value now), kept only when the endpoint's ``/health`` was up at every sample of the
   last :data:`HEALTHY_FOR` and no maintenance occurrence of the class on the endpoint overlaps the
@@ -15,9 +15,10 @@ Its windows count only what was true when it happened. Probe runs are counted **
 The alert sums those step records over its windows. So the failures of a hard outage (``/health``
 down) never count once the endpoint is back, a monitor restart changes no window (the first step
 after it counts the new process's runs), and failures inside a finished maintenance are not
-re-paged when it ends. The failures between an outage's start and the first ``/health`` check that
-sees it (at most one health check, 15 s) still count; the alert's minimum of failures and its
-ratio keep them from paging alone. Detection targets: :mod:`monitor.generate.detection`.
+re-paged when it ends. Of the failures between an outage's start and the first ``/health`` check
+that sees it (at most one check, 15 s) only those that are not refused connections count (streams
+cut by the crash, a gateway's 503s); the alert's minimum of failures and its ratio keep them from
+paging alone. Detection targets: :mod:`monitor.generate.detection`.
 """
 
 from __future__ import annotations
@@ -58,11 +59,17 @@ def maintenance_margin(model: Model) -> str:
     return f"{round(longest) + 60}s"
 
 
+#: Runs this alert never counts: the monitor's own bugs, and refused connections — an endpoint that
+#: refuses connections does not answer /health either (VLLMEndpointDown and the availability SLO
+#: own that), and in an outage the monitor's /health check sees it up to one check (15 s) late.
+NOT_COUNTED = (*sorted(cv.MONITOR_FAILURES), "connect_error")
+
+
 def _runs(model: Model, *, failed: bool) -> str:
     pairs = [(cv.L_JOB, q.eq(model.alerting.job_monitor))]
     if failed:
         pairs.append((cv.L_RESULT, q.eq(cv.RESULT_FAILURE)))
-    pairs.append((cv.L_REASON, q.not_regex(sorted(cv.MONITOR_FAILURES))))
+    pairs.append((cv.L_REASON, q.not_regex(NOT_COUNTED)))
     return f"sum by ({PROBE_TARGET}) ({cv.PROBE_TOTAL}{q.matchers(pairs)})"
 
 

@@ -49,8 +49,14 @@ def test_endpoint_down_then_back_pages_and_records_the_incident(tmp_path: Path) 
             wait_until(lambda: st.count(IncidentRow, IncidentRow.alertname == "SLOErrorBudgetBurnPage",
                                         IncidentRow.status == "resolved"), 15, "the incident resolved")  # fmt: skip
             connect_errors = st.total("m3mon_probe_total", reason="connect_error")
+            # /health was down with the endpoint, so "healthy but probes failing" never even went
+            # pending, during the outage or after the recovery (issue 23: it paged after recovery)
+            ever = st.query(
+                f'ALERTS{{alertname="VLLMHealthyButProbesFailing"}}[{int(time.time() - down_at) + 5}s]'
+            )
             assert st.stop_monitor() == 0, st.log_text()
     assert connect_errors >= 2
+    assert ever == [], ever
     failed = st.rows(ProbeResultRow, ProbeResultRow.ok.is_(False))
     assert {r.reason for r in failed} == {"connect_error"}
     assert all(down_at - 1 <= r.started_at <= up_at + 1 for r in failed)

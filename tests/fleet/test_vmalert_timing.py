@@ -8,10 +8,11 @@ wrote, as in production. Both run the groups every :data:`INTERVAL` (the generat
 interval, shortened so the test takes a minute; the rules are otherwise unchanged).
 
 Class ``c`` (99.9 % availability on endpoint ``e``): 20 probes a second, all good, then from the
-onset all failing. Class ``m`` (the same SLO on endpoint ``e2``) fails the same way inside a
-maintenance occurrence the page publishes. Measured per engine from its own records: the
-evaluation whose step record first holds bad events, and the evaluation at which the burn page
-became active. Prometheus sees a record written earlier in the same run: 0 evaluations between
+onset all failing, with 2,000 failures at once at the onset (any step whose reading holds the
+onset is far above the threshold, whatever the engine's phase). Class ``m`` (the same SLO on endpoint ``e2``) fails the same way inside a
+maintenance occurrence the page publishes. Measured per engine from what it wrote, each sample stamped with its
+evaluation's time: the first step record holding bad events and the first ``ALERTS`` sample of
+the burn page (vmalert writes ``ALERTS`` to VictoriaMetrics too). Prometheus sees a record written earlier in the same run: 0 evaluations between
 them. vmalert does not (docs/fleet.md): the alert reads the step records, so at most 1 (it was 3
 when the alert read ratio records, which read window records, which read the step records). And
 nothing pages or tickets for the class in maintenance, in either engine.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import threading
 import time
 from pathlib import Path
@@ -42,6 +44,9 @@ pytestmark = pytest.mark.timeout(180)
 
 INTERVAL = 10  # seconds, both engines
 PER_SECOND = 20
+#: Failed probes that appear at the onset at once: any step whose reading holds the onset burns far
+#: above the page threshold, so the first bad step is the one the alert must follow.
+BURST = 2000
 WARMUP = 4 * INTERVAL  # healthy evaluations before the onset: every step has a reading before it
 SLO_ALERTS = (cv.ALERT_BURN_PAGE, cv.ALERT_BURN_TICKET, cv.ALERT_BUDGET_EXHAUSTED)
 
@@ -72,6 +77,7 @@ class Page:
         with self.lock:
             split = now if self.onset is None else min(now, self.onset)
         good, bad = PER_SECOND * (split - self.start), PER_SECOND * (now - split)
+        bad += BURST if self.onset is not None and now >= self.onset else 0
         lines = []
         for endpoint, klass in (("e", "c"), ("e2", "m")):
             base = f'endpoint="{endpoint}",class="{klass}",kind="chat"'
@@ -116,10 +122,18 @@ def _active(url: str, klass: str) -> dict[str, float]:
     }
 
 
-def _first_bad_step(url: str, since: float) -> float:
-    """Timestamp of the first step record of class c holding bad events, after ``since``."""
-    expr = f'{cv.slo_step_events_record("bad")}{{class="c"}}[5m]'
-    (series,) = httpx.get(f"{url}/api/v1/query", params={"query": expr}, timeout=5).json()["data"]["result"]
+#: The step record of class c, and its burn page as the engine records it (``ALERTS``). Prometheus
+#: stamps both with the evaluation's time; vmalert stamps records with the time its queries are
+#: aligned to (a multiple of the interval) and ``ALERTS`` with the evaluation's own time, up to one
+#: interval later: whole evaluations between them are the floor of the difference.
+BAD_STEP = f'{cv.slo_step_events_record("bad")}{{class="c"}}'
+PAGED = f'ALERTS{{alertname="{cv.ALERT_BURN_PAGE}",alertstate="firing",class="c"}}'
+
+
+def _first(url: str, selector: str, since: float) -> float:
+    """Timestamp of the first raw sample of ``selector`` above 0 at or after ``since``."""
+    body = httpx.get(f"{url}/api/v1/query", params={"query": f"{selector}[5m]"}, timeout=5).json()
+    (series,) = body["data"]["result"]
     return min(float(t) for t, v in series["values"] if float(v) > 0 and float(t) >= since)
 
 
@@ -158,11 +172,14 @@ def test_vmalert_pages_within_one_evaluation_of_prometheus(tmp_path: Path) -> No
         )
         time.sleep(2 * INTERVAL)  # the class in maintenance has failed for several evaluations by now
         held = {"prometheus": _active(prom, "m"), "vmalert": _active(vmalert_url, "m")}
-        prom_bad, vm_bad = _first_bad_step(prom, onset), _first_bad_step(vm_url, onset)
-    prom_hops, vm_hops = round((prom_at - prom_bad) / INTERVAL), round((vm_at - vm_bad) / INTERVAL)
-    print(f"onset +{prom_bad - onset:.1f}s first bad step / +{prom_at - onset:.1f}s page (Prometheus, {prom_hops} evaluations), "
-          f"+{vm_bad - onset:.1f}s / +{vm_at - onset:.1f}s (vmalert, {vm_hops})")  # fmt: skip
-    assert prom_hops == 0, (prom_bad, prom_at)
+        prom_bad, vm_bad = _first(prom, BAD_STEP, onset), _first(vm_url, BAD_STEP, onset)
+        prom_paged, vm_paged = _first(prom, PAGED, onset), _first(vm_url, PAGED, onset)
+    prom_hops, vm_hops = (
+        math.floor((p - b) / INTERVAL + 1e-6) for p, b in ((prom_paged, prom_bad), (vm_paged, vm_bad))
+    )
+    print(f"onset +{prom_bad - onset:.1f}s first bad step / +{prom_paged - onset:.1f}s page (Prometheus, "
+          f"{prom_hops} evaluations), +{vm_bad - onset:.1f}s / +{vm_paged - onset:.1f}s (vmalert, {vm_hops})")  # fmt: skip
+    assert prom_hops == 0, (prom_bad, prom_paged)
     assert vm_hops <= 1, f"vmalert paged {vm_hops} evaluations after its first bad step record"
     # the engines evaluate at their own phases (up to one interval apart) and vmalert reads VictoriaMetrics
     # through remote write: one hop, one phase and a few seconds of ingestion at most

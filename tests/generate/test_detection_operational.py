@@ -325,15 +325,16 @@ def _probes_failing_restart(m: Model) -> tuple[World, list[Check]]:
 
 
 def _probes_after_outage(m: Model) -> tuple[World, list[Check]]:
-    """Both pools hard down for 6 min from 30 min: every probe fails (connection refused); the
-    monitor's /health check (every 15 s) sees it 15 s late and the recovery 15 s late."""
+    """Both pools down for 6 min from 30 min: m3-interactive refuses connections, m3-repo sits
+    behind a gateway that answers 503 (its /health too); the monitor's /health check (every 15 s)
+    sees the outage 15 s late and the recovery 15 s late."""
     w, start, end = World(STEP, 80 * MINUTE), 30 * MINUTE, 36 * MINUTE
+    for ep, reason in ((IA, "connect_error"), (REPO_EP, "http_status")):
 
-    def down(c: str, k: str, n: int, t: float) -> str | None:
-        return "connection" if start <= t < end else None
+        def down(c: str, k: str, n: int, t: float, why: str = reason) -> str | None:
+            return why if start <= t < end else None
 
-    for ep in (IA, REPO_EP):
-        probes(w, m, ep, down, ("connection",), health=lambda t: 0 if start + 15 <= t < end + 15 else 1)
+        probes(w, m, ep, down, (reason,), health=lambda t: 0 if start + 15 <= t < end + 15 else 1)
     return w, [
         Check(cv.ALERT_PROBES_FAILING, {"endpoint": ep}, start, None, 80 * MINUTE) for ep in (IA, REPO_EP)
     ]

@@ -117,7 +117,6 @@ def test_burn_factors_follow_the_period(
         assert f"({f} * 0.001)" in page_expr
     for f in ticket:
         assert f"({f} * 0.001)" in ticket_expr
-    assert (
-        "rate5m" in page_expr and "rate1h" in page_expr and "rate30m" in page_expr and "rate6h" in page_expr
-    )
-    assert "rate2h" in ticket_expr and "rate1d" in ticket_expr and "rate3d" in ticket_expr
+    # each window: the step records of (t - W, t], half a step short of W (slo_rules._inside)
+    assert all(f"[{s}s]" in page_expr for s in (270, 3570, 1770, 21570)), page_expr
+    assert all(f"[{s}s]" in ticket_expr for s in (7170, 86370, 259170)), ticket_expr
