@@ -2,8 +2,10 @@
 
 Read from ``probe_results`` for probes started in ``(start, end]`` whose outcome was known by the
 report's end (start + e2e, or + the class's probe timeout when no e2e was measured), so a report
-built again at the same ``--now`` reads the same probes. Latency only counts probes the service
-answered (not an availability failure), as the SLO slices do:
+built again at the same ``--now`` reads the same probes, and outside maintenance as the SLIs count
+them (a run whose outcome was known inside an occurrence covering its class and endpoint is no
+event: :func:`outside_maintenance`; latency, breakdown, failures and goodput read the same runs).
+Latency only counts probes the service answered (not an availability failure), as the SLO slices do:
 
 * TTFT and end-to-end: one value per probe, percentiles are linear interpolations between order
   statistics (numpy's default);
@@ -25,7 +27,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from sqlalchemy import ColumnElement, case, func, or_, select
+from sqlalchemy import ColumnElement, and_, case, func, not_, or_, select
 from sqlalchemy.orm import Session
 
 from monitor.events import MONITOR, UNANSWERED
@@ -34,6 +36,7 @@ from monitor.probes import gaps
 from monitor.report import breakdown as brk
 from monitor.report.data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
+from monitor.store.ops import COMPLETED_AT
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 
 P = ProbeResultRow
@@ -89,6 +92,28 @@ def _sample(row: Any, spans: dict[str, tuple[float | None, ...]]) -> brk.Sample:
     return brk.Sample(str(cls), float(at), found, view)
 
 
+#: When a stored run's outcome was known: the stored completion (the SLI events' instant), else, for
+#: rows written before it was stored, start + e2e (:attr:`ProbeResult.completed_at`'s fallback).
+COMPLETION: ColumnElement[float] = func.coalesce(
+    P.extra[COMPLETED_AT].as_float(), P.started_at + func.coalesce(P.e2e, 0.0)
+)
+
+
+def outside_maintenance(model: Model, start: float, end: float) -> list[ColumnElement[bool]]:
+    """Filters leaving out the runs the SLIs leave out: completed inside a maintenance occurrence
+    of a window covering their class and endpoint (:meth:`Maintenance.excluding`'s rule)."""
+    out, done = [], COMPLETION
+    for o in model.maintenance.occurrences(start - max_timeout(model), end):
+        for klass, endpoint in sorted(model.maintenance.window(o.window).targets):
+            inside = and_(P.request_class == klass, P.endpoint == endpoint, done > o.start, done <= o.end)
+            out.append(not_(inside))
+    return out
+
+
+def max_timeout(model: Model) -> float:
+    return max((c.probe.timeout for c in model.classes), default=0.0)
+
+
 class ProbeFacts:
     """The probe results of every configured class in ``(week.start, end]`` (``end``: ``as_of``, a
     Unix time, or the week's end)."""
@@ -104,7 +129,8 @@ class ProbeFacts:
         self.end = as_of if as_of is not None else week.end.timestamp()
         timeouts = {c.name: c.probe.timeout for c in model.classes}
         known = P.started_at + func.coalesce(P.e2e, case(timeouts, value=P.request_class, else_=0.0))
-        self.in_week = (P.started_at > self.start, P.started_at <= self.end, known <= self.end)
+        self.in_week = (P.started_at > self.start, P.started_at <= self.end, known <= self.end,
+                        *outside_maintenance(model, self.start, self.end))  # fmt: skip
         # answered as docs/slo-events.md defines it: neither unanswered nor the monitor's own fault
         self.answered = or_(P.reason.is_(None), P.reason.not_in(sorted((*UNANSWERED, *MONITOR))))
         self._samples: list[brk.Sample] | None = None

@@ -11,7 +11,8 @@ SLO of the class at once (:mod:`monitor.slo.goodput`), from probes and from real
   Spans no class could be given are counted by reason. Token goodput = output tokens of good
   spans / output tokens of all spans of the class.
 
-Not an SLI: maintenance windows are not excluded here (a class's ``goodput`` SLO line is the SLI).
+Not an SLI, but the same probe runs as the latency and failure sections: maintenance excluded as
+the SLIs exclude it (a class's ``goodput`` SLO line is the SLI).
 """
 
 from __future__ import annotations

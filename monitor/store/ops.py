@@ -77,13 +77,27 @@ def probe_op(model: Model, result: ProbeResult, slot: int | None = None) -> Op:
         "finish_reason": result.finish_reason,
         "trace_id": result.trace_id,
         "detail": result.detail[:1000],
-        "extra": finite({"timings": t.stored(), "usage": asdict(u), "extra": dict(result.extra)}),
+        "extra": finite(_extra(result)),
         "log": list(result.log),
     }
     return {
         "op": "probe",
         "row": finite(row),
         "slices": [asdict(s) for s in slices_from_probe(model, result)],
+    }
+
+
+#: Key of ``probe_results.extra`` holding when the run's outcome was known (its SLI events' time).
+COMPLETED_AT = "completed_at"
+
+
+def _extra(result: ProbeResult) -> dict[str, Any]:
+    t, u = result.timings, result.usage
+    return {
+        "timings": t.stored(),
+        "usage": asdict(u),
+        "extra": dict(result.extra),
+        COMPLETED_AT: result.completed_at,
     }
 
 
