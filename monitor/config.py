@@ -33,6 +33,8 @@ _URL = r"^https?://[^\s/]+(/[^\s]*)?$"
 _ENV_VAR = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _LISTEN = r"^[^\s:]+:\d{1,5}$"
 _SCHEDULE = r"^(mon|tue|wed|thu|fri|sat|sun) \d{2}:\d{2}$"
+#: Databases the store runs on (SQLAlchemy URL schemes, with or without a driver: postgresql+psycopg).
+STORAGE_SCHEMES = ("sqlite", "postgresql", "postgres")
 #: What a value failing each pattern should have looked like, in words.
 _PATTERN_WORDS = {
     _NAME: "a lowercase name of letters, digits, '_', '.' or '-'",
@@ -167,6 +169,16 @@ class StorageSpec(_Strict):
     buffer_dir: str = ".m3mon-spool"
     buffer_max_items: int = Field(default=100_000, ge=100)
 
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        scheme = value.partition(":")[0].partition("+")[0]
+        if scheme not in STORAGE_SCHEMES:
+            head, at, host = value.rpartition("@")
+            shown = f"{head.partition('://')[0]}://***@{host}" if at else value  # never echo a password
+            raise ValueError(f"expected a sqlite:/// or postgresql:// URL, got {shown!r}")
+        return value
+
 
 class CredentialsSpec(_Strict):
     """What the generated Prometheus, Alertmanager and vLLM configs present to the monitor."""
@@ -183,6 +195,14 @@ class ExporterSpec(_Strict):
     #: OTLP/HTTP metrics URL (e.g. http://collector:4318/v1/metrics) for the GenAI client metrics.
     otlp_metrics_endpoint: Annotated[str, Field(pattern=r"^https?://")] | None = None
     otlp_metrics_interval: Duration = Field(default=60.0, gt=0)
+
+    @field_validator("listen")
+    @classmethod
+    def _port(cls, value: str) -> str:
+        port = int(value.rpartition(":")[2])
+        if not 1 <= port <= 65535:
+            raise ValueError(f"expected a port from 1 to 65535, got {value!r}")
+        return value
 
 
 class RouteSpec(_Strict):

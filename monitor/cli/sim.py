@@ -10,6 +10,17 @@ from monitor.sim.config import VLLM_VERSION, SimConfig
 _D = SimConfig()
 
 
+def port(text: str) -> int:
+    """A TCP port to bind: 1-65535 (argparse reports anything else as a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {value}")
+    return value
+
+
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "sim",
@@ -24,7 +35,7 @@ def register(sub: Any) -> None:
     )
     a = p.add_argument
     a("--host", default=_D.host, help="address to bind")
-    a("--port", type=int, default=_D.port, help="port to bind")
+    a("--port", type=port, default=_D.port, help="port to bind (1-65535)")
     a("--model", default=_D.model, help="served model name (model_name label, /v1/models id)")
     a("--max-model-len", type=int, default=_D.max_model_len, help="context length in tokens")
     a("--block-size", type=int, default=_D.block_size, help="KV-cache block size in tokens")

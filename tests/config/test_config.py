@@ -19,6 +19,8 @@ EXPECTED = {
     "bad_api_key_env": ":8: endpoints[0].api_key_env: expected an environment variable name such as M3_API_KEY, got '1-bad name'",
     "bad_backend": ":5: endpoints[0].backend: expected 'vllm' or 'sglang', got 'tgi'",
     "bad_base_url": ":4: endpoints[0].base_url: expected an http:// or https:// URL, got '127.0.0.1:8000'",
+    "exporter_port_out_of_range": ":11: exporter.listen: expected a port from 1 to 65535, got '127.0.0.1:99999'",
+    "storage_unsupported_database": ":11: storage.url: expected a sqlite:/// or postgresql:// URL, got 'mysql://***@db:3306/m3mon'",
     "bad_duration": ":7: endpoints[0].scrape_interval: expected a duration such as 15s, 5m or 30d, got 'soon'",
     "bad_exporter_listen": ":15: exporter.listen: expected HOST:PORT such as 127.0.0.1:9464, got 'everywhere'",
     "bad_period": ":13: request_classes[0].slos[0].period: expected 28d or 30d, got 7d",
