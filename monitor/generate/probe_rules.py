@@ -53,10 +53,10 @@ def _indent(text: str, by: str = "  ") -> str:
     return "\n".join(by + line for line in text.splitlines())
 
 
-def maintenance_margin(model: Model) -> str:
-    """How far back a step looks for a maintenance occurrence: the longest probe timeout + 1 min."""
+def maintenance_margin(model: Model) -> int:
+    """Seconds a step looks back for a maintenance occurrence: the longest probe timeout + 1 min."""
     longest = max((c.probe.timeout for c in model.classes), default=0.0)
-    return f"{round(longest) + 60}s"
+    return round(longest) + 60
 
 
 #: Runs this alert never counts: the monitor's own bugs, and refused connections — an endpoint that
@@ -86,7 +86,7 @@ def _healthy(model: Model) -> str:
 
 def _in_maintenance(model: Model) -> str:
     """One sample per endpoint and class with a maintenance occurrence in the last margin."""
-    sel, since = q.monitor_selector(model.alerting), f"time() - {maintenance_margin(model)[:-1]}"
+    sel, since = q.monitor_selector(model.alerting), f"time() - {maintenance_margin(model)}"
     spans = [
         f"({end}{sel} > {since}) and ({start}{sel} < time())"
         for start, end in (

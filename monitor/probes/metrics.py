@@ -151,8 +151,11 @@ def _observe_all(histogram: Histogram, labels: tuple[str, ...], values: Iterable
     """Observe ``values`` in the child of ``labels``, creating it only with a value to observe (an
     empty histogram of a kind that never measures this, e.g. tool turnaround of a chat probe,
     would be a series of zeros whose panels read 0/0 = NaN)."""
+    child = None
     for value in values:
-        histogram.labels(*labels).observe(value)
+        if child is None:  # one label lookup per run, not per value
+            child = histogram.labels(*labels)
+        child.observe(value)
 
 
 def targets(model: Model) -> list[tuple[str, str, str]]:

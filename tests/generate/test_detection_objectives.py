@@ -14,6 +14,7 @@ to be the same computation.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 from pathlib import Path
@@ -157,6 +158,4 @@ def table_rows() -> list[str]:
 
 
 def _with(slo: SLO, objective: float, page_within: float | None) -> SLO:
-    import dataclasses
-
     return dataclasses.replace(slo, objective=objective, page_within=page_within, period=30 * 86400.0)

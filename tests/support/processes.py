@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.prometheus import wait_for
+from tests.support.prometheus import stop, wait_for
 
 
 @contextmanager
@@ -22,12 +22,7 @@ def running_process(args: list[str], log: Path, ready: str) -> Iterator[None]:
         wait_for(lambda: _alive(proc, log) and httpx.get(ready, timeout=2).status_code == 200, 30, ready)
         yield
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
 
 
 def _alive(proc: subprocess.Popen[bytes], log: Path) -> bool:
