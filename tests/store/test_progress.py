@@ -67,11 +67,11 @@ def test_the_fleet_waits_for_its_slowest_live_replica_and_no_longer_than_the_bou
     assert store.fleet_complete_until(now, now - 5, step) == now - FINAL_STEPS * step
 
 
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # SQLite serializes every write anyway
 def test_a_write_in_flight_holds_back_the_announcement_until_it_commits(store: Store, model: Model) -> None:
     """PostgreSQL: the announcement waits for the share lock a writer holds on the progress row,
-    so the evaluation that follows it reads the write; on SQLite writers are serialized anyway."""
-    if store.engine.dialect.name != "postgresql":
-        pytest.skip("SQLite serializes every write transaction")
+    so the evaluation that follows it reads the write."""
+    assert store.engine.dialect.name == "postgresql"
     evaluate_due(store, model, T0 + 60)  # the progress rows exist from here on
     slice_ = {"slo_id": SLO, "endpoint": "m3-interactive", "origin": "probe:chat", "source": "probes",
               "start": T0 + 90.0, "end": T0 + 90.0, "good": 0.0, "total": 1.0, "exact": True}  # fmt: skip
