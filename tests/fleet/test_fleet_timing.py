@@ -35,6 +35,10 @@ from tests.support.postgres import fresh_database
 pytestmark = pytest.mark.timeout(240)
 
 
+#: Seconds around the tiling's ends within which a finished request may fall on either side.
+EDGE = 0.5
+
+
 def _host_port(url: str) -> tuple[str, int]:
     """Host and port of an HTTP base URL or a database URL."""
     parsed = make_url(url) if "+" in url.split("://", 1)[0] or url.startswith("postgres") else None
@@ -99,9 +103,15 @@ def test_one_replicas_failing_scrapes_never_count_an_event_twice(postgres_url: s
         first, last = spans[0][0], spans[-1][1]
         ((stored,),) = rows(url, "SELECT coalesce(sum(total), 0) FROM event_slices WHERE slo_id = :s "
                                  "AND maintenance IS NULL", s=SERVER_SLO)  # fmt: skip
-        happened = pair.finished_between(sim.truth(), first, last)
+        truth = sim.truth()
+        # a request finishing within EDGE of the first or last reading may be counted on either side
+        # of it (its finish stamp and the counter the scrape reads are not one instant on a busy machine)
+        surely = pair.finished_between(truth, first + EDGE, last - EDGE)
+        at_most = pair.finished_between(truth, first - EDGE, last + EDGE)
         assert failed >= 5 and to_a.dropped > 0 and len(codes) > 100 and set(codes) == {200}
-        assert stored == happened, f"stored {stored} server events where {happened} happened"
+        assert surely <= stored <= at_most, (
+            f"stored {stored} server events where {surely}..{at_most} happened"
+        )
 
 
 def _names() -> tuple[str, str]:
