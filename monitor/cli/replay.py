@@ -4,7 +4,9 @@ Drives the class's endpoint with the traffic profile (streaming, prompts sized w
 tokenizer, real tool loops and images), prints throughput, P50/P95/P99 of TTFT, TPOT, ITL and
 e2e, error categories, goodput and each SLO clause, and stores the run with the deployment
 fingerprint and the profile's digest (docs/contract.md). Exit 0 when every judged clause holds,
-1 when one does not (or the store cannot be written), 2 on bad input.
+1 when one does not, when the run is no evidence (the endpoint unreachable, its fingerprint
+unknown, or its deployment changed during the run; stored as such), or when the store cannot be
+written; 2 on bad input.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ def render(d: dict[str, Any]) -> str:
             f"slo {c['slo']}: {got} of {c['total']} events good, objective {c['objective']:.2%}: {verdict}"
         )
     lines.append(f"profile {d['profile_digest'][:12]}  fingerprint {(d['fingerprint_digest'] or '-')[:12]}")
+    if d.get("not_evidence"):
+        lines.append(f"not evidence: {d['not_evidence']} (stored as a failed run; the contract ignores it)")
     return "\n".join(lines)
 
 
@@ -112,4 +116,4 @@ def run(args: argparse.Namespace) -> int:
         if db is not None:
             db.close()
     print(json.dumps(doc, sort_keys=True) if args.json else render(doc))
-    return 0 if evidence.meets_slos is not False else 1
+    return 0 if evidence.meets_slos is not False and evidence.not_evidence is None else 1

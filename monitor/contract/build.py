@@ -8,7 +8,9 @@ For each request class (the M3 guide's "production acceptance test"):
   pool's current deployment at which every latency and availability SLO of the class held, and
   the lowest load at which one failed (the headroom bracket). Runs on other fingerprints are not
   evidence for this deployment; when every stored run is of an older deployment the contract
-  says *stale evidence* and has no warm capacity (:func:`current_evidence`).
+  says *stale evidence* and has no warm capacity (:func:`current_evidence`). Runs that measured
+  no deployment (unreachable, fingerprint unknown: ``StoredRun.not_evidence``) are named in the
+  notes and count for nothing (:func:`counted_runs`).
 * **Precision and kernel path**: checkpoint, KV-cache dtype, tensor/expert parallel sizes, image,
   vLLM version, speculative decoding, block size — from the stored deployment fingerprint.
 * **Percentiles to hold**: each latency SLO as "P95 TTFT ≤ 2.5 s", each availability SLO.
@@ -51,6 +53,8 @@ DEPLOYMENT_FIELDS = (
     "max_model_len",
 )
 LOOKBACK = 7 * 86400.0
+#: Ignored runs named one by one in a contract's notes; beyond this many, the rest are counted.
+NAMED_IGNORED = 5
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,18 @@ def current_evidence(dep: DeploymentRow | None, evidence: list[StoredRun]) -> Cu
     return CurrentEvidence(digest, current, stale)
 
 
+def counted_runs(stored: list[StoredRun]) -> tuple[list[StoredRun], list[str]]:
+    """The runs that are evidence, and one note per run that is not (the newest
+    :data:`NAMED_IGNORED` named with their reason, older ones counted)."""
+    ignored = [r for r in stored if r.not_evidence is not None]
+    notes = [
+        f"replay run {r.id} ({r.load_label}) not counted: {r.not_evidence}" for r in ignored[-NAMED_IGNORED:]
+    ]
+    if len(ignored) > NAMED_IGNORED:
+        notes.insert(0, f"{len(ignored) - NAMED_IGNORED} older replay run(s) not counted (no evidence)")
+    return [r for r in stored if r.not_evidence is None], notes
+
+
 def _path(dep: DeploymentRow | None, ev: CurrentEvidence, endpoint: Endpoint) -> dict[str, Any]:
     """The current deployment's fingerprint: the newest current run's, the history row's fields
     when the row is the current deployment, the config's deployment block for what is unknown."""
@@ -183,11 +199,10 @@ def _path(dep: DeploymentRow | None, ev: CurrentEvidence, endpoint: Endpoint) ->
 def class_contract(session: Session, model: Model, rc: RequestClass, end: float) -> ClassContract:
     endpoint = model.endpoints_for(rc.name)[0]
     dep = DeploymentRepo(session).current(endpoint.name)
-    evidence = runs(session, rc.name, endpoint.name)
+    evidence, notes = counted_runs(runs(session, rc.name, endpoint.name))
     ev = current_evidence(dep, evidence)
     path = _path(dep, ev, endpoint)
     max_len = path.get("max_model_len") or endpoint.deployment.max_model_len
-    notes = []
     if ev.runs and len(ev.runs) < len(evidence):
         notes.append(f"{len(evidence) - len(ev.runs)} replay run(s) on other deployments not counted")
     return ClassContract(

@@ -65,6 +65,11 @@ def _run(session: Session, ref: str, endpoint: str) -> StoredRun:
     run = run_by_id(session, int(text))
     if run is None or run.endpoint != endpoint:
         raise UsageError(f"{ref}: no stored replay run {text} of endpoint {endpoint!r}")
+    if run.not_evidence is not None:
+        raise UsageError(
+            f"{ref}: replay run {text} is no evidence ({run.not_evidence}); "
+            "compare runs that measured the deployment"
+        )
     return run
 
 

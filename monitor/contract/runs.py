@@ -1,9 +1,16 @@
 """Run a replay against one endpoint and keep it as evidence: fingerprint, profile digest, results.
 
 :func:`execute` observes the deployment fingerprint (the collector's view of ``/metrics``,
-``/version`` and ``/v1/models`` plus the config's deployment block, as the service stores it),
-drives the replay and judges the class's SLO clauses; :func:`store` writes the run to
-``replay_runs``.
+``/version`` and ``/v1/models`` plus the config's deployment block, as the service stores it)
+before and after the run, drives the replay and judges the class's SLO clauses; :func:`store`
+writes the run to ``replay_runs``.
+
+A run is **evidence** of a deployment's capacity only when it measured that deployment
+(:func:`evidence_problem`): its fingerprint was observed, at least one request reached the
+server, and the deployment did not change while it ran. A run that fails these is still stored
+(``summary.not_evidence`` says why, ``m3mon contract`` names it) but never moves the warm
+capacity, the current deployment or the kernel path: a replay against a dead pool measures the
+network, not the pool.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ class Evidence:
     summary: ReplaySummary
     clauses: tuple[Clause, ...]
     started_at: float
+    not_evidence: str | None = None  # why the run says nothing about the deployment (evidence_problem)
 
     @property
     def meets_slos(self) -> bool | None:
@@ -56,6 +64,7 @@ class Evidence:
             "fingerprint_digest": self.fingerprint_digest,
             "fingerprint": self.fingerprint,
             "meets_slos": self.meets_slos,
+            "not_evidence": self.not_evidence,
             "clauses": [c.to_dict() for c in self.clauses],
             "summary": summary,
         }
@@ -88,6 +97,24 @@ async def observe_fingerprint(endpoint: Endpoint) -> tuple[dict[str, Any], str |
     return {**stored.to_dict(), "spec_decoding": spec}, stored.digest
 
 
+def evidence_problem(
+    endpoint: str, before: str | None, after: str | None, summary: ReplaySummary
+) -> str | None:
+    """Why a run with fingerprint digests ``before``/``after`` the load and ``summary`` is no
+    evidence of a deployment's capacity; None when it is. A deployment that fails *under* the load
+    (requests reached it, then it stopped answering) is evidence: that load failed there."""
+    if before is None:
+        return f"the deployment fingerprint was not observable (/metrics of {endpoint} could not be read)"
+    if summary.requests == 0:
+        return "no request was sent"
+    connect = summary.errors.get("connect_error", 0)
+    if connect == summary.requests:
+        return f"no request reached the endpoint ({connect} connect errors)"
+    if after is not None and after != before:
+        return f"the deployment changed during the run (fingerprint {before[:12]}→{after[:12]})"
+    return None
+
+
 def execute(
     endpoint: Endpoint,
     request_class: RequestClass,
@@ -103,6 +130,8 @@ def execute(
     run: Run = asyncio.run(
         replay(target, profile, load, timeout=request_class.probe.timeout, seed=seed, progress=progress)
     )
+    _, after = asyncio.run(observe_fingerprint(endpoint))
+    summary = run.summary(request_class.slos)
     return Evidence(
         endpoint=endpoint.name,
         request_class=request_class.name,
@@ -110,9 +139,10 @@ def execute(
         profile_digest=profile.digest,
         fingerprint=fp,
         fingerprint_digest=digest,
-        summary=run.summary(request_class.slos),
+        summary=summary,
         clauses=tuple(judge(run.outcomes, request_class.slos)),
         started_at=run.wall_start,
+        not_evidence=evidence_problem(endpoint.name, digest, after, summary),
     )
 
 
@@ -123,6 +153,8 @@ def store(db: Store, evidence: Evidence) -> int:
     value = float(load.concurrency) if load.concurrency is not None else load.rate
     summary = evidence.summary.to_dict()
     summary["clauses"] = [c.to_dict() for c in evidence.clauses]
+    if evidence.not_evidence is not None:
+        summary["not_evidence"] = evidence.not_evidence
     run = StoredRun(
         0,
         evidence.endpoint,

@@ -30,6 +30,13 @@ class StoredRun:
     summary: dict[str, Any]
 
     @property
+    def not_evidence(self) -> str | None:
+        """Why this run is no evidence of the deployment's capacity (None: it is evidence).
+        Set when it was stored (:func:`monitor.contract.runs.evidence_problem`)."""
+        reason = self.summary.get("not_evidence")
+        return str(reason) if reason else None
+
+    @property
     def load_label(self) -> str:
         value = "profile rate" if self.load_value is None else f"{self.load_value:g}"
         return f"{self.load_kind} {value}"
