@@ -3,7 +3,7 @@
 REF is ``run:ID`` (a stored replay run) or ``deployment:DIGEST`` (a stored deployment
 fingerprint; ``deployment:`` the current one, ``deployment:-1`` the one before). Prints what
 changed, each replay percentile or SLO before/after with the difference and whether it is beyond
-noise (bootstrap 95 % interval for percentiles, two-proportion z-test for SLOs; docs/contract.md),
+noise (an exact exceedance test for percentiles, two-proportion z-test for SLOs; docs/contract.md),
 and warns when more than one dimension changed at once.
 """
 
@@ -40,7 +40,7 @@ def render(cmp: Any) -> str:
     lines.append(f"{'what':<56} {'before':>10} {'after':>10} {'diff':>10}  95% interval / verdict")
     for what, d in cmp.rows:
         if d.beyond_noise is None:
-            verdict = "no test"
+            verdict = d.why_no_verdict
         else:
             verdict = (
                 f"[{_num(d.low)}, {_num(d.high)}] {'BEYOND NOISE' if d.beyond_noise else 'within noise'}"
@@ -60,6 +60,7 @@ def to_json(cmp: Any) -> dict[str, Any]:
             "low": d.low,
             "high": d.high,
             "beyond_noise": d.beyond_noise,
+            "why_no_verdict": None if d.beyond_noise is not None else d.why_no_verdict,
         }
         for w, d in cmp.rows
     ]

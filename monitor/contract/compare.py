@@ -7,7 +7,7 @@ alone is the current one, ``deployment:-1`` the one before it). What is compared
 * **What changed**: every fingerprint field that differs; for runs also the profile digest and
   the load. More than one changed dimension gets a warning: the guide's "change one dimension at
   a time" — a difference cannot be attributed to either.
-* **Replay runs**: every P50/P95/P99 of TTFT, TPOT and e2e with its bootstrap 95 % interval of the
+* **Replay runs**: every P50/P95/P99 of TTFT, TPOT and e2e with the exceedance test's 95 % interval of the
   difference (:mod:`monitor.contract.stats`); ITL percentiles shown without a test (per-token
   samples are not stored); throughput and goodput; each SLO clause's attainment on the two
   runs with the two-proportion z-test.
@@ -24,7 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.contract.check import changed_fields
-from monitor.contract.stats import Difference, bootstrap_percentiles, two_proportions
+from monitor.contract.stats import Difference, percentile_tests, two_proportions
 from monitor.errors import UsageError
 from monitor.model import Model
 from monitor.store.replays import StoredRun, run_by_id
@@ -83,7 +83,7 @@ def compare_runs(session: Session, endpoint: str, before: str, after: str) -> Co
     cmp = Comparison("runs", f"run {b.id}", f"run {a.id}", changed)
     sb, sa = b.summary, a.summary
     for metric in TESTED:
-        diffs = bootstrap_percentiles(sb["samples"].get(metric, []), sa["samples"].get(metric, []), QS)
+        diffs = percentile_tests(sb["samples"].get(metric, []), sa["samples"].get(metric, []), QS)
         cmp.rows += [(f"{metric} p{q:g} (s)", diffs[q]) for q in QS]
     for q in QS:
         pb, pa = sb["percentiles"]["itl"][f"p{q:g}"], sa["percentiles"]["itl"][f"p{q:g}"]

@@ -8,21 +8,54 @@ import pytest
 
 from monitor.contract.build import Capacity, capacity_of
 from monitor.contract.ceiling import from_requests
-from monitor.contract.stats import bootstrap_percentiles, two_proportions
+from monitor.contract.stats import exceedance_test, two_proportions
 from monitor.store.replays import StoredRun
 
 
-def test_bootstrap_finds_a_shift_and_not_a_resample_of_the_same_values() -> None:
+def _fisher(total: int, drawn: int, marked: int, seen: int) -> float:
+    """Two-sided Fisher exact p-value, from the textbook: the hypergeometric probability of every
+    outcome no more likely than the one seen."""
+    pmf = {c: math.comb(marked, c) * math.comb(total - marked, drawn - c) / math.comb(total, drawn)
+           for c in range(max(0, drawn - total + marked), min(marked, drawn) + 1)}  # fmt: skip
+    return sum(p for p in pmf.values() if p <= pmf[seen] * (1 + 1e-9))
+
+
+def test_the_exceedance_test_is_fishers_test_on_the_values_above_the_pooled_percentile() -> None:
     before = [0.100 + 0.001 * i for i in range(100)]  # 0.100 .. 0.199
     shifted = [v + 0.05 for v in before]
-    diff = bootstrap_percentiles(before, shifted, (50.0, 95.0))
-    # nearest rank: P50 is the 50th value (0.149), P95 the 95th (0.194); the shift is 0.05 exactly
-    assert diff[50.0].before == pytest.approx(0.149) and diff[50.0].delta == pytest.approx(0.05)
-    assert diff[50.0].beyond_noise and diff[95.0].beyond_noise
-    assert diff[50.0].low is not None and diff[50.0].low > 0
-    same = bootstrap_percentiles(before, list(reversed(before)), (50.0, 99.0))
-    assert same[50.0].delta == 0 and same[50.0].beyond_noise is False
-    assert bootstrap_percentiles([1.0], [2.0], (50.0,))[50.0].beyond_noise is None  # too little data
+    diff = exceedance_test(before, shifted, 50.0)
+    # nearest rank: P50 is the 50th value (0.149); the shift is 0.05 exactly
+    assert diff.before == pytest.approx(0.149) and diff.delta == pytest.approx(0.05)
+    # pooled: 0.100..0.149 (before), 0.150..0.199 twice, 0.200..0.249 (after); its P50 is the 100th
+    # value, 0.174; 100 values lie above it, 75 of them after's
+    pooled = sorted(before + shifted)
+    above = [v for v in pooled if v > pooled[99]]
+    seen = sum(1 for v in shifted if v > pooled[99])
+    assert pooled[99] == pytest.approx(0.174) and len(above) == 100 and seen == 75
+    assert diff.beyond_noise is (_fisher(200, 100, len(above), seen) <= 0.05) is True
+    assert diff.low is not None and diff.high is not None and diff.low <= 0.05 <= diff.high and diff.low > 0
+    same = exceedance_test(before, list(reversed(before)), 99.0)
+    assert same.delta == 0 and same.beyond_noise is None  # 2 values above the pooled P99: no verdict
+    same = exceedance_test(before, list(reversed(before)), 50.0)
+    assert same.beyond_noise is False and _fisher(200, 100, 100, 50) == pytest.approx(1.0)
+    assert exceedance_test([1.0], [2.0], 50.0).beyond_noise is None  # no outcome could be beyond noise
+
+
+def test_the_interval_is_the_test_inverted() -> None:
+    # before 1..10, after 11..20: every after value above every before value
+    before, after = [float(i) for i in range(1, 11)], [float(i) for i in range(11, 21)]
+    d = exceedance_test(before, after, 50.0)
+    assert d.beyond_noise is True and _fisher(20, 10, 10, 10) == pytest.approx(2 / math.comb(20, 10))
+    # the interval's ends are shifts at which after - d is just still within noise
+    assert d.low is not None and d.high is not None and 0 < d.low < 10 < d.high
+    for shift, inside in (
+        (d.low + 1e-9, True),
+        (d.high - 1e-9, True),
+        (d.low - 1e-6, False),
+        (d.high + 1e-6, False),
+    ):
+        moved = [v - shift for v in after]
+        assert exceedance_test(before, moved, 50.0).beyond_noise is (not inside), shift
 
 
 def test_two_proportions_matches_the_textbook_z() -> None:
