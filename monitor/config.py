@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from monitor.conventions import PROBE_KINDS, PROBE_ONLY_SLIS, SLI_KINDS
-from monitor.durations import Duration, parse_duration
+from monitor.durations import Duration, Latency, parse_duration
 from monitor.errors import ConfigError
 from monitor.maintenance import MaintenanceFileSpec, MaintenanceSpec
 from monitor.maintenance import problems as maintenance_problems
@@ -90,7 +90,7 @@ class SLOSpec(_Strict):
     name: Name
     sli: Literal["availability", "correctness", "ttft", "itl", "tpot", "e2e", "queue_time",
                  "stall", "ttft_cold", "ttft_warm", "goodput"]  # fmt: skip
-    threshold: Duration | None = None
+    threshold: Latency | None = None
     objective: float = Field(gt=0, lt=100)
     period: Duration = 30 * 86400.0
     source: Literal["probes", "server"] = "probes"

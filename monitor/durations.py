@@ -26,4 +26,17 @@ def parse_duration(value: object) -> float:
     raise ValueError(f"expected a duration such as 15s, 5m or 30d, got {value!r}")
 
 
+def parse_latency(value: object) -> float:
+    """Seconds from a latency written with its unit (``250ms``, ``2.5s``). A bare number is
+    refused: ``threshold: 100`` meant 100 ms as often as 100 s, and a wrong guess turns an SLO
+    into one that never fails."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(
+            f"a latency needs its unit, e.g. {value:g}ms or {value:g}s; got the bare number {value:g}"
+        )
+    return parse_duration(value)
+
+
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+#: A latency threshold: a duration that must be written with its unit.
+Latency = Annotated[float, BeforeValidator(parse_latency)]

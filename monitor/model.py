@@ -231,6 +231,10 @@ class Model:
     def endpoints_for(self, class_name: str) -> tuple[Endpoint, ...]:
         return tuple(e for e in self.endpoints if class_name in e.classes)
 
+    def keys_unset(self) -> tuple[Endpoint, ...]:
+        """Endpoints whose ``api_key_env`` names a variable this environment does not set."""
+        return tuple(e for e in self.endpoints if e.api_key_env and not os.environ.get(e.api_key_env))
+
     def latency_buckets(self) -> tuple[float, ...]:
         """Probe histogram edges: the defaults plus every SLO threshold, so SLOs are exact."""
         edges = set(PROBE_LATENCY_BUCKETS)
@@ -313,7 +317,8 @@ def build_model(
         webhook_url=r.webhook_url,
     )
     s = spec.storage
-    storage = Storage(os.environ.get(STORAGE_URL_ENV) or s.url, s.retention, s.buffer_dir, s.buffer_max_items)
+    url = os.environ.get(STORAGE_URL_ENV) or _sqlite_beside(source, s.url)
+    storage = Storage(url, s.retention, s.buffer_dir, s.buffer_max_items)
     return Model(
         source=source,
         endpoints=endpoints,
@@ -344,6 +349,18 @@ def _beside(source: str, path: str | None) -> str | None:
     if path is None or Path(path).is_absolute() or source.startswith("<"):
         return path
     return str(Path(source).parent / path)
+
+
+def _sqlite_beside(source: str, url: str) -> str:
+    """A relative SQLite file in ``url`` made relative to the config file's folder, so one config
+    names one store whatever the working directory (an environment URL is left as given)."""
+    scheme, sep, rest = url.partition(":///")
+    if scheme.partition("+")[0] != "sqlite" or not sep or not rest or rest.startswith((":memory:", "/")):
+        return url
+    if source.startswith("<"):
+        return url
+    path, query, args = rest.partition("?")
+    return f"{scheme}:///{os.path.abspath(Path(source).parent / path)}{query}{args}"
 
 
 def _maintenance_file(spec: ConfigSpec, source: str) -> tuple[MaintenanceSpec, ...]:

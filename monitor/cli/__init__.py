@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from monitor import __version__, redact
-from monitor.cli.failures import Parser, command_name, failure
+from monitor.cli.failures import EXIT_INTERRUPTED, Parser, command_name, failure
 from monitor.errors import ConfigError
 from monitor.model import STORAGE_URL_ENV
 
@@ -82,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         message, status = failure(exc)
         who = "m3mon" if isinstance(exc, ConfigError) else command_name(args)

@@ -7,6 +7,8 @@ After the summary come the findings, one line each:
   Warnings never change the exit status.
 * ``warning:`` a class marked ``dedicated_pool`` whose endpoint serves other classes too
   (:mod:`monitor.contract.pools`).
+* ``warning:`` an endpoint whose ``api_key_env`` variable is not set (``m3mon run`` logs the same
+  at start).
 * with ``--metrics``: for every server-sourced latency SLO of the classes an endpoint serves, ``ok:``
   when its threshold is a bucket edge of the histogram that endpoint's page serves, ``error:`` when
   it is not, when the histogram is missing, or when the page cannot be read
@@ -174,6 +176,16 @@ def _short_line(f: ShortWindowFinding) -> str:
     )
 
 
+def unset_keys(model: Model) -> list[str]:
+    """One ``warning:`` line per endpoint whose ``api_key_env`` names an unset variable: its
+    scrapes and probes would go out without a key and fail as 401s, not as a configuration error."""
+    return [
+        f"warning: endpoint {e.name}: api_key_env {e.api_key_env} is not set in this environment "
+        "(scrapes and probes will send no API key)"
+        for e in model.keys_unset()
+    ]
+
+
 def volume_lines(model: Model) -> list[str]:
     """One ``warning:`` line per probe-volume finding of ``model``."""
     from monitor.slo.volume import GuardFinding, findings
@@ -299,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary(model))
     from monitor.contract.pools import shared_dedicated_pools
 
-    for line in [*volume_lines(model), *shared_dedicated_pools(model)]:
+    for line in [*volume_lines(model), *shared_dedicated_pools(model), *unset_keys(model)]:
         print(line)
     if not sources:
         return 0

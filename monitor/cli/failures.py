@@ -20,6 +20,7 @@ from monitor.redact import one_line, redact
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C)
 
 
 class Parser(argparse.ArgumentParser):

@@ -50,10 +50,17 @@ def register(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from monitor.openslo.importer import import_files
+    from monitor.openslo.importer import defaulted, import_files
 
     name = "<stdout>" if args.output == "-" else args.output
     text = import_files(args.files, args.base, name)
+    if args.base is None:
+        print(
+            f"m3mon openslo import: note: without --base, {', '.join(defaulted(None))} take m3mon's "
+            "defaults (alerts route to receivers 'pager' and 'chat' with no webhook: nobody is paged); "
+            "give --base CONFIG to keep yours",
+            file=sys.stderr,
+        )
     if args.output == "-":
         sys.stdout.write(text)
     else:

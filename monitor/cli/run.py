@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import re
+import signal
 from typing import Any
 
 
@@ -16,8 +17,8 @@ def register(sub: Any) -> None:
         description="Run scrapes, probes, SLO evaluation, retention and the weekly report on schedule; "
         "serve the exporter (/metrics), the Alertmanager receiver (/alertmanager), the OTLP trace "
         "receiver (/v1/traces), /-/healthy, /-/ready and /-/reload on the configured address. "
-        "SIGHUP reloads the configuration; SIGTERM or SIGINT stop cleanly. The store must be "
-        "migrated (m3mon db upgrade), unless --upgrade is given.",
+        "SIGHUP reloads the configuration; SIGTERM (exit 0) or SIGINT (exit 130) stop cleanly. "
+        "The store must be migrated (m3mon db upgrade), unless --upgrade is given.",
     )
     p.add_argument("-c", "--config", required=True, metavar="FILE", help="configuration file")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="stop after this many seconds")
@@ -52,6 +53,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.cli.failures import EXIT_INTERRUPTED
     from monitor.fleet.role import fleet_role
     from monitor.model import load_model
     from monitor.service.logs import configure
@@ -79,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         listen=args.listen,
     )
     asyncio.run(service.serve(args.duration))
-    return 0
+    # SIGINT (Ctrl-C) is an interruption: 130, as documented; SIGTERM is a supervisor's clean stop: 0
+    return EXIT_INTERRUPTED if service.stopped_by == signal.SIGINT else 0
 
 
 def _listen(value: str) -> str:

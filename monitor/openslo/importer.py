@@ -9,6 +9,7 @@ each refusal naming the document and the field; nothing is written then.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -176,6 +177,37 @@ def build(docs: list[d.Document], base: dict[str, Any] | None, problems: d.Probl
     return config
 
 
+#: Sections a configuration has that OpenSLO does not describe: from ``--base``, else defaults.
+NOT_IN_OPENSLO = ("storage", "exporter", "alerting", "report")
+
+
+def rebase(base: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """``base`` with the paths it names relative to its own file (a relative SQLite store,
+    ``exporter.web_config_file``, ``maintenance_file``) made absolute, so the imported
+    configuration, written elsewhere, names the same files."""
+    out = dict(base)
+
+    def absolute(path: str) -> str:
+        return path if Path(path).is_absolute() else os.path.abspath(folder / path)
+
+    storage = out.get("storage")
+    if isinstance(storage, dict) and isinstance(url := storage.get("url"), str):
+        scheme, sep, rest = url.partition(":///")
+        if scheme.partition("+")[0] == "sqlite" and sep and rest and not rest.startswith((":memory:", "/")):
+            out["storage"] = {**storage, "url": f"{scheme}:///{absolute(rest)}"}
+    exporter = out.get("exporter")
+    if isinstance(exporter, dict) and isinstance(web := exporter.get("web_config_file"), str):
+        out["exporter"] = {**exporter, "web_config_file": absolute(web)}
+    if isinstance(maintenance := out.get("maintenance_file"), str):
+        out["maintenance_file"] = absolute(maintenance)
+    return out
+
+
+def defaulted(base: dict[str, Any] | None) -> list[str]:
+    """The sections OpenSLO cannot give that the result takes from m3mon's defaults."""
+    return [key for key in NOT_IN_OPENSLO if key not in (base or {})]
+
+
 def import_files(paths: Iterable[str | Path], base_path: str | Path | None, out_name: str) -> str:
     """The configuration text for ``paths``; raises ConfigError listing every refusal."""
     problems = d.Problems()
@@ -186,6 +218,8 @@ def import_files(paths: Iterable[str | Path], base_path: str | Path | None, out_
             base = yaml.safe_load(Path(base_path).read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigError([f"{base_path}: cannot read the --base configuration: {exc}"]) from None
+    if isinstance(base, dict) and base_path is not None:
+        base = rebase(base, Path(base_path).parent)
     config = build(docs, base if isinstance(base, dict) else None, problems)
     problems.raise_any()
     if not config["endpoints"]:
@@ -194,4 +228,6 @@ def import_files(paths: Iterable[str | Path], base_path: str | Path | None, out_
         )
     text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
     parse_config(text, out_name)  # the result must be a valid configuration
-    return f"# Imported from OpenSLO by m3mon openslo import.\n{text}"
+    missing = defaulted(base if isinstance(base, dict) else None)
+    note = f"# Defaults, not from OpenSLO or --base: {', '.join(missing)}.\n" if missing else ""
+    return f"# Imported from OpenSLO by m3mon openslo import.\n{note}{text}"

@@ -79,6 +79,7 @@ class Service:
         self.send_reports = send_reports
         self.scheduler = new_scheduler(self.exporter.service)
         self.stopping = asyncio.Event()
+        self.stopped_by: signal.Signals | None = None  # the signal that asked the service to stop
         self.server: uvicorn.Server | None = None
         self.tracked = Tracked(self.exporter.service)
         self._reloads: set[asyncio.Task[str | None]] = set()
@@ -161,7 +162,14 @@ class Service:
         if self.model.credentials is not None and not (self.web and self.web.users):
             log.warning("exporter.credentials is set but no web config checks basic-auth users: the "
                         "credentials clients send are not verified")  # fmt: skip
+        for e in self.model.keys_unset():
+            log.warning("endpoint %s: api_key_env %s is not set: scrapes and probes send no API key",
+                        e.name, e.api_key_env)  # fmt: skip
         log.info("m3mon running: exporter on %s://%s/metrics", scheme, self.model.exporter_listen)
+
+    def _on_stop_signal(self, sig: signal.Signals) -> None:
+        self.stopped_by = sig
+        self.stopping.set()
 
     def _on_sighup(self) -> None:
         task = asyncio.create_task(self.reload())
@@ -178,7 +186,7 @@ class Service:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self.stopping.set)
+                loop.add_signal_handler(sig, self._on_stop_signal, sig)
         with suppress(NotImplementedError, RuntimeError, AttributeError):
             loop.add_signal_handler(signal.SIGHUP, self._on_sighup)
         await self.jobs.register_endpoints()

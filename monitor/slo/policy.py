@@ -44,11 +44,37 @@ class PolicyState:
         return f"{head}{burn}{lowest}{missing}"
 
 
-def policy_state(rc: RequestClass, evaluations: Sequence[SLOEvaluation]) -> PolicyState:
-    """Judge ``rc``'s policy on the evaluations of its SLOs (others are ignored)."""
+def staleness(request_class: str, newest: float | None, at: float, fresh_within: float) -> str | None:
+    """Why the store cannot vouch for ``request_class`` at ``at`` (None when it can): no event of
+    the class at all, or none newer than ``fresh_within`` — a monitor that stopped writing leaves
+    a budget that looks healthy forever, so a gate fails closed on it."""
+    if newest is None:
+        return f"no events of {request_class} in the store (is `m3mon run` writing to it?)"
+    age = at - newest
+    if age > fresh_within:
+        return (
+            f"stale store: the newest event of {request_class} is {format_age(age)} old "
+            f"(fresh within {format_age(fresh_within)}; is `m3mon run` writing to it?)"
+        )
+    return None
+
+
+def format_age(seconds: float) -> str:
+    """``9d 2h``, ``3h 5m``, ``12m``: the two largest units."""
+    minutes = int(seconds // 60)
+    days, hours, mins = minutes // 1440, minutes % 1440 // 60, minutes % 60
+    parts = [f"{v}{u}" for v, u in ((days, "d"), (hours, "h"), (mins, "m")) if v]
+    return " ".join(parts[:2]) or f"{seconds:.0f}s"
+
+
+def policy_state(
+    rc: RequestClass, evaluations: Sequence[SLOEvaluation], stale: str | None = None
+) -> PolicyState:
+    """Judge ``rc``'s policy on the evaluations of its SLOs (others are ignored); ``stale``
+    (:func:`staleness`) freezes by itself."""
     policy = rc.budget_policy
     periods = {s.id: s.period_window for s in rc.slos}
-    reasons: list[str] = []
+    reasons: list[str] = [stale] if stale else []
     left: list[tuple[str, float]] = []
     no_data = 0
     for e in (e for e in evaluations if e.slo_id in periods):

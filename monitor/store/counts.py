@@ -30,6 +30,23 @@ def pruned_before(session: Session) -> float:
     return row.value if row is not None else 0.0
 
 
+def newest_event(session: Session, slo_ids: list[str], at: float) -> float | None:
+    """The end of the newest stored slice (excluded by maintenance or not) of any of ``slo_ids``
+    at or before ``at``; an hourly rollup's end when the raw slices were pruned; None when the
+    store holds no event of them."""
+    raw = session.scalar(
+        select(func.max(EventSliceRow.end)).where(EventSliceRow.slo_id.in_(slo_ids), EventSliceRow.end <= at)
+    )
+    if raw is not None:
+        return float(raw)
+    rolled = session.scalar(
+        select(func.max(SliceRollupRow.hour_end)).where(
+            SliceRollupRow.slo_id.in_(slo_ids), SliceRollupRow.hour_end <= at
+        )
+    )
+    return None if rolled is None else float(rolled)
+
+
 class EventCounts:
     """Answers ``counts(slo_id, start, end)`` for the evaluator over one session."""
 

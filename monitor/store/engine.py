@@ -35,6 +35,17 @@ def normalize_url(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
+def sqlite_file(url: str) -> str | None:
+    """The database file of a SQLite URL (None: not SQLite, or in memory)."""
+    try:
+        u = make_url(url)
+    except ArgumentError:
+        return None
+    if u.get_backend_name() != "sqlite" or u.database in (None, "", ":memory:"):
+        return None
+    return str(u.database)
+
+
 def display_url(url: str) -> str:
     """``url`` fit for output and logs: the password, if any, shown as ``***``."""
     try:

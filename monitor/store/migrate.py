@@ -20,7 +20,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from monitor.errors import StoreError
-from monitor.store.engine import make_engine, normalize_url
+from monitor.store.engine import make_engine, normalize_url, sqlite_file
 
 #: Where a wheel install puts the Alembic environment, below an installation prefix.
 INSTALLED = Path("share", "m3-monitor", "migrations")
@@ -57,7 +57,11 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 
 def current(url: str) -> str | None:
-    """The revision the database is at (None when never migrated)."""
+    """The revision the database is at (None when never migrated; a SQLite file that does not
+    exist is not created)."""
+    path = sqlite_file(url)
+    if path is not None and not os.path.exists(path):
+        return None
     engine = make_engine(url)
     try:
         with engine.connect() as conn:

@@ -7,6 +7,7 @@ go through :class:`monitor.store.buffer.BufferedWriter`, which uses :meth:`Store
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
@@ -19,7 +20,7 @@ from monitor.slo.due import Dirty
 from monitor.slo.evaluate import Counter, SLOEvaluation
 from monitor.store import progress
 from monitor.store.counts import EventCounts
-from monitor.store.engine import display_url, make_engine
+from monitor.store.engine import display_url, make_engine, sqlite_file
 from monitor.store.evaluations import EvaluationRepo
 from monitor.store.ops import Applied, Op, apply_op
 from monitor.store.readings import lock_endpoints
@@ -48,7 +49,11 @@ class Store:
             yield session
 
     def check_schema(self) -> None:
-        """Raise StoreError unless the migrations have been applied."""
+        """Raise StoreError unless the migrations have been applied. A SQLite file that does not
+        exist is not created (connecting would create an empty one)."""
+        path = sqlite_file(self.url)
+        if path is not None and not os.path.exists(path):
+            raise StoreError(f"no store at {path} (run `m3mon db upgrade -c CONFIG` to create it)")
         if not inspect(self.engine).has_table("evaluations"):
             shown = display_url(self.url)
             raise StoreError(

@@ -22,8 +22,10 @@ def config(db_url: str, tmp_path: Path) -> Path:
     return path
 
 
-def _gate(config: Path, cls: str, capsys: pytest.CaptureFixture[str], at: float = sc.AT) -> tuple[int, str]:
-    status = main(["budget", "gate", "-c", str(config), "--class", cls, "--at", str(at)])
+def _gate(
+    config: Path, cls: str, capsys: pytest.CaptureFixture[str], at: float = sc.AT, *more: str
+) -> tuple[int, str]:
+    status = main(["budget", "gate", "-c", str(config), "--class", cls, "--at", str(at), *more])
     out = capsys.readouterr()
     return status, (out.out + out.err).strip()
 
@@ -56,11 +58,33 @@ def test_a_page_level_burn_freezes_under_the_default_policy(
     )
 
 
-def test_no_data_does_not_freeze(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_data_freezes_unless_allowed(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a class the store has never seen: the gate fails closed (it said "ok" before)
     assert _gate(config, "quiet", capsys) == (
+        1,
+        "frozen: quiet: no events of quiet in the store (is `m3mon run` writing to it?)",
+    )
+    assert _gate(config, "quiet", capsys, sc.AT, "--allow-stale") == (
         0,
         "ok: quiet: every SLO has at least 10 % of its budget left and no page-level burn; 1 SLO(s) without data",
     )
+
+
+def test_a_stale_store_freezes(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # ramp passes at AT (above); nine days later nothing new was written: the budget is not known
+    later = sc.AT + 9 * 86400 + 2 * 3600
+    assert _gate(config, "ramp", capsys, later) == (
+        1,
+        "frozen: ramp: stale store: the newest event of ramp is 9d 2h old (fresh within 1h; "
+        "is `m3mon run` writing to it?)",
+    )
+    assert _gate(config, "ramp", capsys, later, "--fresh-within", "10d")[0] == 0
+    assert _gate(config, "ramp", capsys, later, "--allow-stale")[0] == 0
+    # an hour's slack: the newest event at AT still vouches for AT + 1h, not for a minute more
+    assert _gate(config, "ramp", capsys, sc.AT + 3600)[0] == 0
+    assert _gate(config, "ramp", capsys, sc.AT + 3660)[0] == 1
+    status, text = _gate(config, "ramp", capsys, sc.AT, "--fresh-within", "soon")
+    assert status == 2 and "--fresh-within: expected a duration" in text
 
 
 def test_an_unknown_class_is_a_usage_error(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,4 +102,4 @@ def test_a_bad_config_is_exit_2_and_an_unmigrated_store_exit_1(
     empty = tmp_path / "empty.yaml"
     empty.write_text(sc.CONFIG + f"storage: {{url: 'sqlite:///{tmp_path / 'empty.db'}'}}\n", encoding="utf-8")
     status, text = _gate(empty, "steady", capsys)
-    assert status == 1 and "database not migrated" in text
+    assert status == 1 and f"no store at {tmp_path / 'empty.db'}" in text

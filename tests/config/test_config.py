@@ -39,6 +39,7 @@ EXPECTED = {
     "not_a_mapping": ": expected a mapping with 'version: m3mon/v1' at the top level",
     "not_yaml": ":4: not valid YAML: expected <block end>, but found '<block mapping start>'",
     "objective_out_of_range": ":13: request_classes[0].slos[0].objective: input should be less than 100, got 100",
+    "threshold_without_unit": ":14: request_classes[0].slos[1].threshold: a latency needs its unit, e.g. 100ms or 100s; got the bare number 100",
     "threshold_on_availability": ":13: request_classes[0].slos[0]: sli availability takes no threshold",
     "unknown_class_ref": ":6: endpoints[0].classes[1]: unknown request class 'chat-64k'; known: chat-32k",
     "unknown_nested_key": ":8: endpoints[0].scrape_every: unknown key (not part of m3mon/v1)",

@@ -171,3 +171,19 @@ def test_kill_9_and_restart_leave_no_duplicate_and_no_missing_evaluation(
     gaps = {round(b - a, 6) for a, b in itertools.pairwise(instants)}
     assert gaps == {STEP}, f"missing evaluation steps: {json.dumps(sorted(gaps))}"
     assert len(instants) >= 6
+
+
+def test_ctrl_c_stops_cleanly_with_exit_130(sim: SimHandle, tmp_path: Path) -> None:
+    """SIGINT is an interruption (README: 130), SIGTERM a supervisor's clean stop (0, above); both
+    take the same shutdown path (before: Ctrl-C exited 0)."""
+    port = _free_port()
+    cfg = _config(tmp_path, sim.base_url, port)
+    subprocess.run(_m3mon("db", "upgrade", "-c", str(cfg)), check=True, timeout=60)
+    proc = _start(cfg, tmp_path / "run.log")
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/healthz", time.monotonic() + 20)
+    finally:
+        code = _stop(proc, signal.SIGINT)
+    log = (tmp_path / "run.log").read_text()
+    assert code == 130, log
+    assert "Traceback" not in log and "ERROR" not in log
