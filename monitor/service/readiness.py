@@ -3,8 +3,9 @@
 Ready when all three hold:
 
 * the scheduler runs (scrapes, probes and evaluation are being scheduled);
-* the store takes writes: nothing is spooled (the database answered the last write), or the
-  spool holds fewer than ``storage.buffer_max_items`` writes (an outage it can still ride out);
+* the store takes writes: the database answered the last write (while it does not, writes are
+  spooled and the reason names the store), and the spool holds fewer than
+  ``storage.buffer_max_items`` writes;
 * the last SLO evaluation completed less than two evaluation steps ago.
 
 Not ready is a 503 whose JSON body lists every reason; ``/-/healthy`` only says the process
@@ -34,14 +35,18 @@ def readiness(
     scheduler_running: bool,
     backlog: int,
     max_backlog: int,
+    store_away: str | None,
     last_evaluation: float | None,
     now: float,
     step: float,
 ) -> Readiness:
-    """The verdict from a snapshot of the service's state (times in the same clock)."""
+    """The verdict from a snapshot of the service's state (times in the same clock);
+    ``store_away`` is the store's display URL while the last write found it away."""
     reasons = []
     if not scheduler_running:
         reasons.append("the scheduler is not running")
+    if store_away is not None:
+        reasons.append(f"the store is away: {store_away} ({backlog} writes spooled, written when it answers)")
     if backlog >= max_backlog:
         reasons.append(f"the store spool is full: {backlog} writes buffered (limit {max_backlog})")
     if last_evaluation is None:

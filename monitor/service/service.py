@@ -22,7 +22,7 @@ from datetime import datetime
 
 import uvicorn
 
-from monitor.errors import ServiceError
+from monitor.errors import ServiceError, StoreError
 from monitor.exporter import Exporter
 from monitor.fleet.role import FleetMetrics, FleetRole
 from monitor.model import Model
@@ -32,7 +32,8 @@ from monitor.service.jobs import Jobs
 from monitor.service.readiness import Readiness, readiness
 from monitor.service.schedule import Tracked, new_scheduler, plan
 from monitor.slo.due import STEP
-from monitor.store import Store
+from monitor.store import Store, failures
+from monitor.store.engine import display_url
 from monitor.web.auth import BasicAuth
 from monitor.web.config import check_exposure
 
@@ -66,7 +67,7 @@ class Service:
         check_exposure(model.exporter_listen, self.web, model.source)  # before touching anything
         self.auth = BasicAuth(dict(self.web.users)) if self.web and self.web.users else None
         self.store = Store(model.storage.url)
-        self.store.check_schema()
+        self._check_store()
         self.exporter = Exporter(model)
         self.jobs = Jobs(model, self.store, self.exporter, evaluation_step=evaluation_step)
         if fleet is not None:
@@ -85,6 +86,20 @@ class Service:
         self._reloads: set[asyncio.Task[str | None]] = set()
         self._reload_lock = asyncio.Lock()
 
+    def _check_store(self) -> None:
+        """Refuse a store that answers without the m3mon tables; start without one that does not
+        answer at all: writes are spooled (the writer's outage path) until it does, and ``/-/ready``
+        names it meanwhile."""
+        try:
+            self.store.check_schema()
+        except StoreError:
+            raise
+        except Exception as exc:
+            if not failures.cannot_connect(exc):
+                raise
+            log.warning("the store is away at start (%s: %s): serving, writes are spooled until it answers",
+                        display_url(self.store.url), failures.describe(exc))  # fmt: skip
+
     def restrict(self, model: Model) -> Model:
         """The part of ``model`` this replica watches: its shard's endpoints in fleet mode."""
         if self.listen:
@@ -98,6 +113,7 @@ class Service:
             scheduler_running=self.scheduler.running,
             backlog=self.jobs.writer.backlog,
             max_backlog=self.model.storage.buffer_max_items,
+            store_away=display_url(self.store.url) if self.jobs.writer.database_away else None,
             last_evaluation=self.jobs.last_evaluation,
             now=self.jobs.clock(),
             step=self.jobs.evaluation_step,

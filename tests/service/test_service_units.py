@@ -82,13 +82,17 @@ def test_a_body_that_never_finishes_is_refused_in_time(model: Model) -> None:
 
 
 def test_readiness_names_every_reason() -> None:
-    ok = {"scheduler_running": True, "backlog": 0, "max_backlog": 100, "last_evaluation": 100.0, "now": 110.0,
-          "step": 60.0}  # fmt: skip
+    ok = {"scheduler_running": True, "backlog": 0, "max_backlog": 100, "store_away": None,
+          "last_evaluation": 100.0, "now": 110.0, "step": 60.0}  # fmt: skip
     assert readiness(**ok).ready
-    assert readiness(**{**ok, "backlog": 99}).ready  # spooling within limits
-    bad = readiness(
-        scheduler_running=False, backlog=100, max_backlog=100, last_evaluation=0.0, now=121.0, step=60.0
+    assert readiness(**{**ok, "backlog": 99}).ready  # the database is back, the spool is being replayed
+    assert readiness(**{**ok, "backlog": 7, "store_away": "sqlite:///m.db"}).reasons == (
+        "the store is away: sqlite:///m.db (7 writes spooled, written when it answers)",
     )
+    bad = readiness(
+        scheduler_running=False, backlog=100, max_backlog=100, store_away=None, last_evaluation=0.0,
+        now=121.0, step=60.0,
+    )  # fmt: skip
     assert not bad.ready and len(bad.reasons) == 3
     assert (
         bad.body()["status"] == "not ready"

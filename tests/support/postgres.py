@@ -69,8 +69,9 @@ class PostgresCluster:
         return (self.data / "postmaster.pid").exists()
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
+@contextmanager
+def own_cluster() -> Iterator[PostgresCluster]:
+    """A new cluster of its own (a test that stops its server uses one, not the shared one)."""
     initdb = require_binary("initdb", f"{PG_BIN}/initdb")
     pg_ctl = require_binary("pg_ctl", f"{PG_BIN}/pg_ctl")
     require_binary("runuser")
@@ -80,23 +81,9 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
     data = root / "data"
     cluster = PostgresCluster(pg_ctl, data, free_port(), root / "postgres.log")
     try:
+        initdb_args = ["-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]
         subprocess.run(
-            [
-                "runuser",
-                "-u",
-                "postgres",
-                "--",
-                initdb,
-                "-D",
-                str(data),
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "--no-sync",
-                "-E",
-                "UTF8",
-            ],
+            ["runuser", "-u", "postgres", "--", initdb, *initdb_args],
             check=True,
             capture_output=True,
             timeout=120,
@@ -110,6 +97,12 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
             except subprocess.SubprocessError:
                 cluster.kill()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    with own_cluster() as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")
