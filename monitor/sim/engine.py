@@ -301,7 +301,7 @@ class Engine:
         if req.generated >= req.limit or req.generated >= req.plan.n_tokens:
             self.running.remove(req)
             self._release(req)
-            self._finish(req, req.natural_finish() if req.generated >= req.plan.n_tokens else "length", now)
+            self._finish(req, req.natural_finish(), now)
         else:
             req.events.put_nowait(False)
 

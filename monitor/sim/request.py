@@ -20,6 +20,7 @@ class SimRequest:
     limit: int  # completion tokens at which the engine stops with "length"
     arrival: float
     max_tokens: int | None = None
+    ignore_eos: bool = False  # the client asked for a forced length: reaching ``limit`` is "length"
     params: dict[str, Any] = field(default_factory=dict)
     trace_headers: dict[str, str] = field(default_factory=dict)
     endpoint: str = "/v1/chat/completions"
@@ -55,7 +56,11 @@ class SimRequest:
         return len(self.hit_hashes) + self.private_blocks
 
     def natural_finish(self) -> str:
-        """``stop`` when the plan was fully generated, else ``length``."""
+        """``stop`` when the plan was fully generated, else ``length``; with ``ignore_eos``,
+        reaching ``limit`` is always ``length`` (vLLM never stops on EOS then, so max_tokens ends
+        it even where the padded answer happens to end on the same token)."""
+        if self.ignore_eos and self.generated >= self.limit:
+            return "length"
         return "stop" if self.generated >= self.plan.n_tokens else "length"
 
     def truth(self, wall_offset: float) -> dict[str, Any]:

@@ -101,6 +101,7 @@ def _build(
         limit,
         arrival,
         max_tokens=parsed.max_tokens,
+        ignore_eos=parsed.ignore_eos and parsed.max_tokens is not None,
         params=parsed.params,
         trace_headers=trace,
         endpoint=endpoint,
