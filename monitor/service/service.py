@@ -87,15 +87,15 @@ class Service:
         self._reload_lock = asyncio.Lock()
 
     def _check_store(self) -> None:
-        """Refuse a store that answers without the m3mon tables; start without one that does not
-        answer at all: writes are spooled (the writer's outage path) until it does, and ``/-/ready``
-        names it meanwhile."""
+        """Refuse a store that answers without the m3mon tables or refuses the credentials; start
+        without one that does not answer at all: writes are spooled (the writer's outage path)
+        until it does, and ``/-/ready`` names it meanwhile."""
         try:
             self.store.check_schema()
         except StoreError:
             raise
         except Exception as exc:
-            if not failures.cannot_connect(exc):
+            if not failures.cannot_connect(exc) or failures.refused(exc):
                 raise
             log.warning("the store is away at start (%s: %s): serving, writes are spooled until it answers",
                         display_url(self.store.url), failures.describe(exc))  # fmt: skip

@@ -97,6 +97,18 @@ def cannot_connect(exc: BaseException) -> bool:
     return isinstance(cause, OSError) or (isinstance(code, int) and code & 0xFF == 14)  # SQLITE_CANTOPEN
 
 
+#: What a server says when it answered and refused who we are or what we asked for (libpq reports
+#: these with no SQLSTATE): waiting does not mend them, so ``m3mon run`` does not start on them.
+_REFUSALS = ("authentication failed", "no pg_hba.conf entry", "does not exist")
+
+
+def refused(exc: BaseException) -> bool:
+    """True when the database answered and refused the connection's credentials or database
+    (a wrong password, an unknown role or database), as opposed to not answering at all."""
+    text = str(_cause(exc))
+    return "FATAL:" in text and any(r in text for r in _REFUSALS)
+
+
 def dead_letter_reason(exc: BaseException) -> str:
     """Why an op failed on its own (one of ``conventions.DEAD_LETTER_REASONS``)."""
     if isinstance(exc, sa.DataError):

@@ -145,6 +145,12 @@ def test_store_commands_fail_in_one_line_without_the_password(
     for argv in store_commands(s.config, tmp_path):
         result = run(argv, s.env, s.work)
         assert_secret_free(result, t.secrets)
+        if argv == ["run", "-c", s.config, "--duration", "2"] and target == "unreachable":
+            # run rides out a database that does not answer (spooling, /-/ready 503): it starts, and
+            # says so without the password (tests/service/test_run_store_away.py: the whole story)
+            assert result.status == 0 and "Traceback" not in result.output, result.output
+            assert f"the store is away at start ({shown}: connection refused)" in result.err, result.err
+            continue
         assert_one_line_failure(
             result, 1, f"{command_name(argv)}: database unreachable: {shown} ({t.reason})"
         )

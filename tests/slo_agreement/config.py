@@ -36,7 +36,7 @@ def _slo(scn: Scenario, s: SLODef | None = None) -> dict[str, Any]:
         "source": s.source,
     }
     if s.threshold is not None:
-        out["threshold"] = s.threshold
+        out["threshold"] = f"{float(s.threshold)}s"  # a latency is written with its unit
     if s.min_events is not None:
         out["min_events"] = s.min_events
     return out

@@ -28,7 +28,7 @@ def _slo(world: World) -> dict[str, Any]:
     out: dict[str, Any] = {"name": slo_name(world), "sli": world.sli, "objective": float(world.objective),
                            "period": "30d", "source": world.source}  # fmt: skip
     if world.threshold is not None:
-        out["threshold"] = world.threshold
+        out["threshold"] = f"{float(world.threshold)}s"  # a latency is written with its unit
     return out
 
 
