@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck pytest bench clean generate test-real-vllm FORCE
+.PHONY: demo test test-slow lint typecheck pytest bench clean generate test-real-vllm FORCE
 
 # The stamp also needs the venv's console script: a venv that lost `m3mon` is repaired, not trusted.
 $(STAMP): pyproject.toml $(if $(wildcard $(BIN)/m3mon),,FORCE)
@@ -27,9 +27,14 @@ typecheck: $(STAMP)
 
 # Two workers (these machines have 2 cores; most tests wait on servers); tests/conftest.py keeps
 # each module, and the real-vLLM tier, on one worker. PYTEST_WORKERS=0 runs serially.
+# `make test` is the quick tier (everything but the soaks, marked `slow`); `make test-slow` runs
+# the soaks (live engines for minutes, months of promtool time, the full demo). .ci/run runs both.
 PYTEST_WORKERS ?= 2
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -W error -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -W error -n $(PYTEST_WORKERS) --dist loadgroup -m "not slow" $(PYTEST_ARGS)
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -W error -n $(PYTEST_WORKERS) --dist loadgroup -m slow $(PYTEST_ARGS)
 
 # The real-vLLM conformance tier alone (tests/real_vllm; the first run installs vLLM CPU 0.32.0 into
 # ${M3MON_VLLM_HOME:-~/.cache/m3mon}, later runs reuse it). `make test` runs it when M3MON_REAL_VLLM=1.

@@ -24,7 +24,7 @@ from tests.demo import pages
 from tests.report import lines
 from tests.support.real import require_binary
 
-pytestmark = pytest.mark.timeout(330)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(330)]
 PROBED = ("interactive-32k", "repo-analysis-128k", "extended-context", "multimodal", "agent")
 PARTS = ("queue", "prefill", "decode", "network", "tool_turnaround")
 

@@ -32,7 +32,7 @@ from tests.fleet.stack import prometheus_shard
 from tests.support.flaky import flaky_proxy
 from tests.support.postgres import fresh_database
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 #: Seconds around the tiling's ends within which a finished request may fall on either side.

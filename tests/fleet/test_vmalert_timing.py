@@ -40,7 +40,7 @@ from tests.support.processes import running_process
 from tests.support.prometheus import free_port, running_prometheus, wait_for
 from tests.support.real import require_binary
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 INTERVAL = 10  # seconds, both engines
 PER_SECOND = 20

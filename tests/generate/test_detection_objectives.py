@@ -31,7 +31,7 @@ from tests.generate.conftest import REPO
 from tests.slo_agreement.prometheus import go_duration
 from tests.support.real import require_binary
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 PER_MINUTE = 600
 CLEAN = 360  # healthy minutes before the onset: the 6h window is full

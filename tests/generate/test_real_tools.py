@@ -113,6 +113,7 @@ def test_broken_compose_file_fails(generated: Path) -> None:
     assert proc.returncode != 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("objective", "period"), [(95, "30d"), (99.99, "28d")])
 def test_promtool_unit_tests_follow_each_objective(tmp_path: Path, objective: float, period: str) -> None:
     """The generated scenarios are derived from the SLO's own objective and period, so they hold for

@@ -46,7 +46,9 @@ def unaligned(tmp_path_factory: pytest.TempPathFactory) -> Prepared:
     return prepare(list(WORLDS.values()), tmp_path_factory.mktemp("unaligned"))
 
 
-@pytest.mark.parametrize("name", list(WORLDS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n.startswith("seed-") else n for n in WORLDS]
+)
 def test_an_unaligned_world_stays_within_the_stated_tolerance(
     name: str, promtool: str, unaligned: Prepared, tmp_path: Path
 ) -> None:

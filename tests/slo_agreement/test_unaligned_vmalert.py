@@ -40,7 +40,7 @@ from tests.support.processes import running_process
 from tests.support.prometheus import free_port
 from tests.support.real import require_binary
 
-pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _seeded() -> World:
