@@ -134,7 +134,13 @@ def _ceiling(session: Session, model: Model, rc: RequestClass, max_len: int | No
         use = _from_histograms(obs.histograms, rc.max_context_tokens, max_len)
         if use is not None:
             return use
-    return from_requests(obs.totals, rc.max_context_tokens, max_len, "probe runs (prompt + output tokens)")
+    kinds = ", ".join(sorted(obs.kinds)) or "none"
+    return from_requests(
+        obs.every,
+        rc.max_context_tokens,
+        max_len,
+        f"probe runs of every kind ({kinds}; prompt + output tokens)",
+    )
 
 
 @dataclass(frozen=True)

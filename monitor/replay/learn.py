@@ -5,7 +5,9 @@ Sources, best first (the profile's ``source`` says which were used):
 * **Lengths**: for a class on a dedicated pool, the pool's ``vllm:request_prompt_tokens`` and
   ``vllm:request_generation_tokens`` histograms summed over the scrape intervals of the window
   (quantile knots at the bucket edges); otherwise the token counts of the class's stored probe
-  runs (the long-prompt probe left out: it is sized to the ceiling on purpose).
+  runs (the long-prompt probe left out: it is sized to the ceiling on purpose, and a profile
+  replays the class's typical requests). The contract's context use counts every probe run,
+  long-prompt included (:attr:`Observed.every`): the ceiling must hold the longest requests.
 * **Arrival rate**: the mean request rate of the class's pool over the window (divided by the
   number of classes sharing the pool). **Burstiness**: the index of dispersion of request counts
   between consecutive intervals, ``D = mean((n_i − n_{i−1})²) / (2·mean(n))`` — 1 for Poisson,
@@ -40,8 +42,9 @@ LEFT_OUT_KINDS = ("long_prompt",)
 class Observed:
     """What the store holds about one class's traffic over a window."""
 
-    prompt: list[int] = field(default_factory=list)  # per probe run
+    prompt: list[int] = field(default_factory=list)  # per probe run (the long-prompt probe left out)
     output: list[int] = field(default_factory=list)
+    every: list[int] = field(default_factory=list)  # prompt + output of every probe run, every kind
     histograms: dict[str, dict[str, Any]] = field(default_factory=dict)  # summed server histograms
     counts: list[float] = field(default_factory=list)  # requests per scrape interval
     seconds: float = 0.0
@@ -80,6 +83,8 @@ def observe(session: Session, model: Model, request_class: str, start: float, en
     )
     for kind, prompt, output in session.execute(q):
         obs.kinds[kind] += 1
+        if prompt is not None and output is not None:
+            obs.every.append(int(prompt) + max(1, int(output)))
         if kind not in LEFT_OUT_KINDS and prompt is not None and output is not None:
             obs.prompt.append(int(prompt))
             obs.output.append(max(1, int(output)))

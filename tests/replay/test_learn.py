@@ -33,7 +33,11 @@ def _config(folder: Path) -> Path:
             model: m
             classes: [solo]
             deployment: {max_model_len: 1024}
-          - {name: shared, base_url: "http://127.0.0.1:9", model: m, classes: [a, b]}
+          - name: shared
+            base_url: http://127.0.0.1:9
+            model: m
+            classes: [a, b]
+            deployment: {max_model_len: 8192}
         request_classes:
           - name: solo
             max_context_tokens: 1024
@@ -43,7 +47,8 @@ def _config(folder: Path) -> Path:
             slos: [{name: availability, sli: availability, objective: 99, source: probes}]
           - name: a
             max_context_tokens: 4096
-            probes: [chat, image]
+            probes: [chat, image, long_prompt]
+            probe: {long_prompt_tokens: 3900}
             slos: [{name: availability, sli: availability, objective: 99, source: probes}]
           - name: b
             max_context_tokens: 4096
@@ -89,6 +94,7 @@ def _rows() -> list[Any]:
         _probe("a", "shared", "chat", 9002, (200, 20)),
         _probe("a", "shared", "image", 9003, (300, 30)),
         _probe("a", "shared", "chat", 9004, None),  # failed before counting tokens
+        _probe("a", "shared", "long_prompt", 9005, (3900, 5)),
     ]
 
 
@@ -148,7 +154,8 @@ def test_a_shared_pool_learns_from_probe_runs_and_divides_the_rate(
     p = _profile(cfg, "a", capsys)
     prof = load_profile(cfg.parent / "a.yaml")
     # three runs with counts: prompts 100, 200, 300; outputs 10, 20, 30 (the pool's histograms,
-    # which hold b's traffic too, are not used)
+    # which hold b's traffic too, are not used; the long-prompt run is sized to the ceiling, not
+    # the class's typical request, and is left out)
     assert {t for _, t in p["prompt_tokens"]["quantiles"]} == {100, 200, 300}
     assert [prof.prompt_tokens.at(u) for u in (0.0, 0.5, 1.0)] == [100, 200, 300]
     assert [prof.output_tokens.at(u) for u in (0.0, 0.5, 1.0)] == [10, 20, 30]
@@ -181,3 +188,21 @@ def test_the_contract_ceiling_comes_from_the_pools_histograms(
         "prompt+output P50 243, P95 958, P99 1,091, max 1,124 over 150 samples from server histograms"
     ) in out
     assert "pressure: P99 of 1091 tokens is above 90% of the 1024-token ceiling" in out
+
+
+def test_the_contract_ceiling_of_a_shared_pool_counts_every_probe_kind(
+    cfg: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24, finding 6: the long-prompt probe's runs are the class's longest requests; the
+    context use left them out and advised "KV waste: max-model-len … 25×" for a class whose probes
+    fill the ceiling."""
+    assert main(["contract", "-c", str(cfg), "--class", "a", "--at", str(AT)]) == 0
+    out = capsys.readouterr().out
+    # prompt + output of the four runs with counts: 110, 220, 330 (chat, chat, image), 3905
+    # (long_prompt); nearest rank of 4: P50 the 2nd, P95 and P99 the 4th; all fit under 4,096
+    assert (
+        "4,096 tokens (pool max-model-len 8,192); covers 100.00% of observed requests; prompt+output "
+        "P50 220, P95 3,905, P99 3,905, max 3,905 over 4 samples from probe runs of every kind "
+        "(chat, image, long_prompt; prompt + output tokens)"
+    ) in out
+    assert "KV waste" not in out  # 8,192 is not above 4 × 3,905
