@@ -34,6 +34,7 @@ class ClassBudget:
     name: str
     frozen: bool
     verdict: str  # the gate's line: "ok: …" / "frozen: …"
+    detail: str  # the same line without its verdict word, for the report's own "frozen" / "open"
     slos: tuple[ExhaustionLine, ...]
 
 
@@ -51,7 +52,7 @@ def collect_budget(model: Model, w: Windows, end: float) -> tuple[ClassBudget, .
                 )
             )
         state = policy_state(rc, evaluations)
-        out.append(ClassBudget(rc.name, state.frozen, state.line(), tuple(lines)))
+        out.append(ClassBudget(rc.name, state.frozen, state.line(), state.detail(), tuple(lines)))
     return tuple(out)
 
 
@@ -60,7 +61,7 @@ def markdown(items: Sequence[ClassBudget], escape: Any, table: Any) -> list[str]
     if not items:
         return []
     out = ["## Error budget: policy and time to exhaustion", ""]
-    out += [f"- {'**frozen**' if c.frozen else 'open'}: {escape(c.verdict)}" for c in items]
+    out += [f"- {'**deploys frozen**' if c.frozen else 'deploys open'}: {escape(c.detail)}" for c in items]
     head = ["class", "SLO", *(f"budget out at {w} burn" for w in EXHAUSTION_WINDOWS), "alert within"]
     rows = [
         [escape(c.name), escape(s.slo), *s.shown, (s.limit or "—") + (" (firing)" if s.alerting else "")]

@@ -85,12 +85,19 @@ def exhaustion_alert(slo: SLO, evaluation: SLOEvaluation) -> bool:
     return enough and all(t is not None and t < limit for t in times)
 
 
+#: Beyond this a time is printed as "more than a year": "37263d 2h" says nothing more.
+YEAR = 365 * 86400.0
+
+
 def format_seconds(value: float | None) -> str:
-    """``no data``, ``never``, ``0s`` (spent), else the largest two units: ``3d 4h``, ``2h 30m``."""
+    """``no data``, ``never``, ``0s`` (spent), ``> 1y`` beyond a year, else the largest two units:
+    ``3d 4h``, ``2h 30m``."""
     if value is None:
         return "no data"
     if math.isinf(value):
         return "never"
+    if value > YEAR:
+        return "> 1y"
     seconds = round(value)
     parts: list[str] = []
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from monitor.model import RequestClass
 from monitor.slo.evaluate import STATUS_BURNING, SLOEvaluation
+from monitor.slo.exhaustion import format_seconds
 
 
 @dataclass(frozen=True)
@@ -34,14 +35,19 @@ class PolicyState:
 
     def line(self) -> str:
         """One line for a CI log: ``frozen: …`` or ``ok: …``."""
+        return f"{'frozen' if self.frozen else 'ok'}: {self.detail()}"
+
+    def detail(self) -> str:
+        """The line without its verdict word (the report prints the verdict its own way)."""
         if self.frozen:
-            return f"frozen: {self.request_class}: " + "; ".join(self.reasons)
+            return f"{self.request_class}: " + "; ".join(self.reasons)
         limit = f"{self.freeze_below * 100:g} %"
         lowest = f" (lowest: {self.lowest[0]} {self.lowest[1] * 100:.1f} %)" if self.lowest else ""
         burn = " and no page-level burn" if self.freeze_on_page_burn else ""
         missing = f"; {self.no_data} SLO(s) without data" if self.no_data else ""
-        head = f"ok: {self.request_class}: every SLO has at least {limit} of its budget left"
-        return f"{head}{burn}{lowest}{missing}"
+        return (
+            f"{self.request_class}: every SLO has at least {limit} of its budget left{burn}{lowest}{missing}"
+        )
 
 
 def staleness(request_class: str, newest: float | None, at: float, fresh_within: float) -> str | None:
@@ -53,18 +59,10 @@ def staleness(request_class: str, newest: float | None, at: float, fresh_within:
     age = at - newest
     if age > fresh_within:
         return (
-            f"stale store: the newest event of {request_class} is {format_age(age)} old "
-            f"(fresh within {format_age(fresh_within)}; is `m3mon run` writing to it?)"
+            f"stale store: the newest event of {request_class} is {format_seconds(age)} old "
+            f"(fresh within {format_seconds(fresh_within)}; is `m3mon run` writing to it?)"
         )
     return None
-
-
-def format_age(seconds: float) -> str:
-    """``9d 2h``, ``3h 5m``, ``12m``: the two largest units."""
-    minutes = int(seconds // 60)
-    days, hours, mins = minutes // 1440, minutes % 1440 // 60, minutes % 60
-    parts = [f"{v}{u}" for v, u in ((days, "d"), (hours, "h"), (mins, "m")) if v]
-    return " ".join(parts[:2]) or f"{seconds:.0f}s"
 
 
 def policy_state(

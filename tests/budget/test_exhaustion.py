@@ -54,8 +54,9 @@ def test_spent_budget_is_zero_and_no_bad_events_is_never() -> None:
     assert time_to_exhaustion(evaluate_slices(slo, spent, 3600.0), "1h") == 0.0
     assert time_to_exhaustion(evaluate_slices(slo, clean, 3600.0), "1h") == math.inf
     assert time_to_exhaustion(evaluate_slices(slo, [], 3600.0), "1h") is None
-    assert [format_seconds(v) for v in (None, math.inf, 0.0, 86_400.0, 378_000.0, 90.0)] == [
-        "no data", "never", "0s", "1d", "4d 9h", "1m 30s",
+    assert [format_seconds(v) for v in (None, math.inf, 0.0, 86_400.0, 378_000.0, 90.0, 365 * 86_400.0,
+                                        37_263 * 86_400.0 + 7_200)] == [
+        "no data", "never", "0s", "1d", "4d 9h", "1m 30s", "365d", "> 1y",  # the report printed "37263d 2h"
     ]  # fmt: skip
 
 

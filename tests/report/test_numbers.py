@@ -178,3 +178,13 @@ def test_the_readers_summary_says_each_class_in_one_line(built: Built) -> None:
     assert all(line in text for line in READER)
     md = (built.out / "report.md").read_text()
     assert "## In short" in md and "\\-1.190 points" not in md and "-1.190 points against last week" in md
+
+
+@pytest.mark.parametrize("fmt", ["html", "md", "pdf"])
+def test_the_budget_verdict_is_said_once(built: Built, fmt: str) -> None:
+    """Issue 24, finding 8: the policy's line was printed after the report's own verdict word
+    ("frozen: frozen: …", "open: ok: …")."""
+    text = {"html": lambda: html_text(built.rendered.html), "md": lambda: (built.out / "report.md").read_text(),
+            "pdf": lambda: " ".join(pdf_text(built).split())}[fmt]().replace("\\", "")  # fmt: skip
+    assert "deploys open: agent: every SLO has at least 10 % of its budget left" in text
+    assert "open: ok:" not in text and "frozen: frozen:" not in text
