@@ -8,6 +8,7 @@ one row per SLO (``--json`` for machine use); ``evaluate`` stores every due eval
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from monitor.errors import UsageError
-from monitor.slo.evaluate import SLOEvaluation
+from monitor.slo.evaluate import SLOEvaluation, WindowResult
 from monitor.slo.exhaustion import exhaustion, format_seconds
 
 #: Windows shown in the status table, in order; "period" stands for the SLO's own (30d or 28d).
@@ -31,6 +32,11 @@ def register(sub: Any) -> None:
     st = actions.add_parser("status", help="print attainment, budget and burn of every SLO")
     st.add_argument("-c", "--config", required=True, metavar="FILE", help="configuration file")
     st.add_argument("--at", metavar="TIME", help="ISO 8601 time (UTC unless it says) or Unix seconds")
+    st.add_argument(
+        "--week",
+        metavar="YYYY-Www",
+        help="an ISO week (UTC): status at its end, and its attainment as the report's 'this week' counts it",
+    )
     st.add_argument("--json", action="store_true", help="print JSON instead of a table")
     st.set_defaults(func=run_status)
     ev = actions.add_parser("evaluate", help="store every due evaluation step (backfills up to 24h)")
@@ -86,27 +92,59 @@ def _exhaustion_json(e: SLOEvaluation) -> dict[str, float | str | None]:
     return {w: "never" if t is not None and math.isinf(t) else t for w, t in exhaustion(e).by_window}
 
 
+#: What the table's calendar column means (printed under it, and the report says the same).
+WEEK_DEFINITION = "week: the ISO week (Monday 00:00 UTC) up to the status time"
+
+
+def _iso_week(label: str) -> tuple[float, float]:
+    from monitor.errors import ReportError, UsageError
+    from monitor.report.periods import iso_week, zone
+
+    try:
+        period = iso_week(label, zone("UTC"))
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    return period.start.timestamp(), period.end.timestamp()
+
+
 def run_status(args: argparse.Namespace) -> int:
     from monitor.model import load_model
-    from monitor.slo.evaluate import evaluate_counts
+    from monitor.slo.evaluate import evaluate_counts, window_result
+    from monitor.slo.windows import Window
     from monitor.store import Store
 
     model = load_model(args.config)
-    at = parse_time(args.at)
+    if args.week and args.at:
+        raise UsageError("give --week or --at, not both")
+    week = _iso_week(args.week) if args.week else None
+    at = week[1] if week else parse_time(args.at)
     store = Store(model.storage.url)
     try:
         store.check_schema()
         with store.counter() as counts:
             evaluations = [evaluate_counts(slo, at, counts) for slo in model.slos]
+            whole = (
+                [window_result(s, Window("week", *week), *counts(s.id, *week)) for s in model.slos]
+                if week
+                else []
+            )
     finally:
         store.close()
+    if week:  # the week that ends at ``at``, (Monday, Monday]: the report's "this week" of that ISO week
+        evaluations = [_with_week(e, w) for e, w in zip(evaluations, whole, strict=True)]
     if args.json:
         out = [{**asdict(e), "time_to_exhaustion": _exhaustion_json(e)} for e in evaluations]
-        print(json.dumps({"at": at, "evaluations": out}, indent=2))
+        print(json.dumps({"at": at, "week_definition": WEEK_DEFINITION, "evaluations": out}, indent=2))
     else:
         print(f"SLO status at {datetime.fromtimestamp(at, UTC).isoformat()} (attainment per window)")
         print(format_table(evaluations, {s.id: s.period_window for s in model.slos}))
+        print(f"{WEEK_DEFINITION}{f'; --week {args.week}: that whole week' if week else ''}")
     return 0
+
+
+def _with_week(e: SLOEvaluation, week: WindowResult) -> SLOEvaluation:
+    """``e`` with its calendar-week window replaced by the whole week ``week``."""
+    return dataclasses.replace(e, windows=tuple(week if w.window == "week" else w for w in e.windows))
 
 
 def run_evaluate(args: argparse.Namespace) -> int:

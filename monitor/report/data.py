@@ -7,6 +7,7 @@ outputs cannot disagree. ``None`` always means "no data" and is shown as such, n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,6 +46,16 @@ class Period:
     def seconds(self) -> float:
         """Elapsed seconds (timestamps: wall-clock subtraction would ignore a DST change)."""
         return self.end.timestamp() - self.start.timestamp()
+
+    @property
+    def definition(self) -> str:
+        """What "this week" means in the report, in words (printed in every format)."""
+        if re.fullmatch(r"\d{4}-W\d{2}", self.label):
+            return (
+                f'"this week" is the ISO week {self.label}, Monday to Monday; `m3mon slo status --week '
+                f"{self.label}` counts the same events (in UTC)"
+            )
+        return f'"this week" is the report\'s period, {self.label}, not a calendar week'
 
 
 @dataclass(frozen=True)

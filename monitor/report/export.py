@@ -181,6 +181,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "generated_at": _t(data.generated_at),
         "as_of": _t(data.end),
         "week": _period(data.week),
+        "week_definition": data.week.definition,
         "previous_week": _period(data.previous_week),
         "status": data.status,
         "attention": [c.name for c in data.attention],

@@ -212,6 +212,8 @@ def render_markdown(d: ReportData) -> str:
         f"{display.day(d.week.start)} to {display.day(d.week.end)} (end exclusive, {escape(d.timezone)}) · "
         f"data up to {display.when(d.end)} · generated {display.when(d.generated_at)}",
         "",
+        escape(d.week.definition) + ".",
+        "",
         *_headline(d),
         *_reader(d),
         *_slos(d),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,3 +88,43 @@ def test_cli_bad_week_exits_2(built: Built, tmp_path: Path, capsys: pytest.Captu
     assert main(argv) == 2  # bad input
     assert "2026-W99" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_slo_status_week_is_the_reports_this_week(
+    built: Built, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24, finding 5: "week" meant the calendar week to date in ``slo status`` and the
+    report's period in the report, and neither said which. ``slo status --week`` shows the whole
+    ISO week, counted as the report counts "this week": the same good and total events."""
+    monkeypatch.setenv("M3MON_STORAGE_URL", built.week.url)
+    assert main(["slo", "status", "-c", built.week.model.source, "--week", W.WEEK, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["week_definition"] == "week: the ISO week (Monday 00:00 UTC) up to the status time"
+    assert doc["at"] == datetime(2026, 11, 30, tzinfo=UTC).timestamp()  # the week's end
+    weeks = {
+        (e["request_class"], e["slo_name"]): next(w for w in e["windows"] if w["window"] == "week")
+        for e in doc["evaluations"]
+    }
+    report = json.loads((built.out / "report.json").read_text())
+    lines = [(c["name"], s) for c in report["classes"] for s in c["slos"]]
+    assert {(n, s["slo"]) for n, s in lines} == set(weeks)
+    for name, s in lines:
+        w = weeks[(name, s["slo"])]
+        assert (w["good"], w["total"], w["attainment"]) == (s["good"], s["total"], s["attainment"]), name
+    assert main(["slo", "status", "-c", built.week.model.source, "--week", W.WEEK]) == 0
+    assert (
+        capsys.readouterr()
+        .out.rstrip()
+        .endswith(
+            "week: the ISO week (Monday 00:00 UTC) up to the status time; --week 2026-W48: that whole week"
+        )
+    )
+    definition = (
+        '"this week" is the ISO week 2026-W48, Monday to Monday; `m3mon slo status --week 2026-W48` '
+        "counts the same events (in UTC)"
+    )
+    assert report["week_definition"] == definition
+    assert definition in html.unescape(built.rendered.html)
+    assert definition in (built.out / "report.md").read_text().replace("\\", "")
+    assert main(["slo", "status", "-c", built.week.model.source, "--week", "2026-W99"]) == 2
+    assert "--week: '2026-W99' is not a week of year 2026" in capsys.readouterr().err
