@@ -8,11 +8,23 @@ when its stored status is ``exhausted``, which takes precedence in the status bu
 the pager's burn alerts. Runs of burning evaluations become incidents
 (:func:`monitor.store.incidents.derive_burn_incidents`). A derived incident that a received alert
 covers (same SLO, overlapping in time) adds its peak burn rate to that alert; one no alert covers
-is listed itself, marked as derived. Everything is read up to the report's end.
+is listed itself, marked as derived. A page and a ticket stretch of one SLO that overlap are one
+burn episode (:func:`episodes`: the highest severity, the earliest start, the latest end).
+Everything is read up to the report's end.
+
+**Cost** (:meth:`IncidentReader.incidents`): an SLO alert fires *after* the bad events that made
+it fire, so its cost is the SLO's bad events from the start of the longest burn window of its
+severity before it started (page 6h, ticket 3d: the window a condition of that severity looked
+back over) through its end — never before the end of the previous incident of the same SLO, nor
+before the report's period starts, so incident costs never count an event twice and sum to at most
+the period's bad events. Maintenance is excluded as everywhere (the store's counts). Other alerts
+(no ``slo`` label) cost the events of their own duration.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import or_, select
@@ -69,15 +81,59 @@ def derived_incidents(model: Model, session: Session, start: float, end: float) 
     )
 
 
-def _costs(w: Windows, slos: list[SLO], start: float, until: float, end: float) -> tuple[BudgetCost, ...]:
-    """Bad events of ``(start, until]`` over the bad events each SLO's period (ending at ``end``) allows."""
-    costs = []
-    for slo in slos:
-        during = w.result(slo, start, until)
-        allowed = slo.budget * w.period_at(slo, end).total
-        bad = during.total - during.good
-        costs.append(BudgetCost(slo.id, bad, allowed, bad / allowed if allowed > 0 else None))
-    return tuple(costs)
+#: Seconds an SLO alert of each severity looked back over: its longest burn window.
+LOOKBACK = {
+    severity: max(cv.window_seconds(a.long_window) for a in cv.BURN_ALERTS if a.severity == severity)
+    for severity in {a.severity for a in cv.BURN_ALERTS}
+}
+
+
+def episodes(found: Sequence[BurnIncident]) -> list[BurnIncident]:
+    """Overlapping (or touching) stretches of one SLO merged into one: page if any was, the
+    earliest start, the latest end (open if any is), the highest peak, the evaluations summed."""
+    out: list[BurnIncident] = []
+    for b in sorted(found, key=lambda i: (i.slo_id, i.starts_at)):
+        last = out[-1] if out and out[-1].slo_id == b.slo_id else None
+        if last is None or (last.ends_at is not None and b.starts_at > last.ends_at):
+            out.append(b)
+            continue
+        ends = None if last.ends_at is None or b.ends_at is None else max(last.ends_at, b.ends_at)
+        peaks = [p for p in (last.peak_burn, b.peak_burn) if p is not None]
+        out[-1] = dataclasses.replace(
+            last,
+            severity="page" if "page" in (last.severity, b.severity) else last.severity,
+            ends_at=ends,
+            peak_burn=max(peaks) if peaks else None,
+            evaluations=last.evaluations + b.evaluations,
+        )
+    return sorted(out, key=lambda i: (i.starts_at, i.slo_id))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Charge:
+    """What an incident costs is computed from: its SLOs, its start and end, how far it looks back."""
+
+    slos: tuple[SLO, ...]
+    started: float
+    until: float
+    lookback: float
+
+
+def _costs(w: Windows, charges: Sequence[_Charge], start: float, end: float) -> list[tuple[BudgetCost, ...]]:
+    """Each incident's cost (module docstring), in the order of ``charges`` (sorted by start)."""
+    charged_until: dict[str, float] = {}
+    out = []
+    for c in charges:
+        costs = []
+        for slo in c.slos:
+            since = max(start, c.started - c.lookback, charged_until.get(slo.id, start))
+            during = w.result(slo, since, max(since, c.until))
+            charged_until[slo.id] = max(since, c.until)
+            allowed = slo.budget * w.period_at(slo, end).total
+            bad = during.total - during.good
+            costs.append(BudgetCost(slo.id, bad, allowed, bad / allowed if allowed > 0 else None))
+        out.append(tuple(costs))
+    return out
 
 
 class IncidentReader:
@@ -101,10 +157,14 @@ class IncidentReader:
         rows = self.session.scalars(q.order_by(i.starts_at, i.id))
         return [(r, r.ends_at if r.ends_at is not None and r.ends_at <= end else None) for r in rows]
 
-    def _alert(self, row: IncidentRow, ended: float | None, end: float, peak: float | None) -> Incident:
+    def _alert(
+        self, row: IncidentRow, ended: float | None, end: float, peak: float | None
+    ) -> tuple[Incident, _Charge]:
         until = ended if ended is not None else end
         ann = row.annotations or {}
         red = self.red
+        slos = tuple(incident_slos(self.model, row.request_class, row.slo))
+        lookback = LOOKBACK.get(row.severity or "", 0.0) if row.slo else 0.0
         return Incident(
             alertname=red.text(row.alertname),
             severity=red.text(row.severity or ""),
@@ -115,32 +175,29 @@ class IncidentReader:
             duration_seconds=max(0.0, until - row.starts_at),
             summary=red.text(str(ann.get("summary") or ann.get("description") or ann.get("title") or "")),
             labels=red.labels(row.labels or {}),
-            costs=_costs(
-                self.w, incident_slos(self.model, row.request_class, row.slo), row.starts_at, until, end
-            ),
+            costs=(),
             peak_burn=peak,
-        )
+        ), _Charge(slos, row.starts_at, until, lookback)
 
-    def _derived(self, b: BurnIncident, end: float) -> Incident:
+    def _derived(self, b: BurnIncident, end: float) -> tuple[Incident, _Charge]:
         until = b.ends_at if b.ends_at is not None else end
         name = cv.ALERT_BURN_PAGE if b.severity == "page" else cv.ALERT_BURN_TICKET
         labels = {"alertname": name, cv.L_CLASS: b.request_class, cv.L_SLO: b.slo, "severity": b.severity}
         peak = f" at up to {b.peak_burn:.1f}× the sustainable rate (1h)" if b.peak_burn is not None else ""
         summary = f"{b.slo_id} burned its error budget{peak}; derived from the stored burn evaluations"
-        slos = [s for s in self.model.slos if s.id == b.slo_id]
+        slos = tuple(s for s in self.model.slos if s.id == b.slo_id)
         return Incident(
             name, b.severity, self.red.text(b.request_class), self.red.text(b.slo), self._time(b.starts_at),
             self._time(b.ends_at) if b.ends_at is not None else None, max(0.0, until - b.starts_at),
-            self.red.text(summary), self.red.labels(labels), _costs(self.w, slos, b.starts_at, until, end),
-            SOURCE_DERIVED, b.peak_burn,
-        )  # fmt: skip
+            self.red.text(summary), self.red.labels(labels), (), SOURCE_DERIVED, b.peak_burn,
+        ), _Charge(slos, b.starts_at, until, LOOKBACK[b.severity])  # fmt: skip
 
     def incidents(self, start: float, end: float) -> list[Incident]:
         """Received alerts (each with the peak burn of the derived incidents it covers), then the
         derived incidents no received alert covers; ordered by start."""
-        derived = derived_incidents(self.model, self.session, start, end)
+        derived = episodes(derived_incidents(self.model, self.session, start, end))
         covered: set[int] = set()
-        out = []
+        out: list[tuple[Incident, _Charge]] = []
         for row, ended in self.received(start, end):
             ids = {s.id for s in incident_slos(self.model, row.request_class, row.slo)}
             until = ended if ended is not None else end
@@ -151,7 +208,9 @@ class IncidentReader:
             peaks = [derived[k].peak_burn for k in hits if derived[k].peak_burn is not None]
             out.append(self._alert(row, ended, end, max(peaks, default=None)))  # type: ignore[type-var]
         out += [self._derived(b, end) for k, b in enumerate(derived) if k not in covered]
-        return sorted(out, key=lambda i: (i.started_at, i.source, i.alertname, i.slo or ""))
+        out.sort(key=lambda pair: (pair[0].started_at, pair[0].source, pair[0].alertname, pair[0].slo or ""))
+        costs = _costs(self.w, [charge for _, charge in out], start, end)
+        return [dataclasses.replace(i, costs=c) for (i, _), c in zip(out, costs, strict=True)]
 
 
 def _overlap(b: BurnIncident, start: float, until: float, end: float) -> bool:

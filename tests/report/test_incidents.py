@@ -20,10 +20,10 @@ from monitor.model import Model, load_model
 from monitor.probes.result import ProbeResult, Timings
 from monitor.report import generate
 from monitor.report.data import Period
-from monitor.report.incidents import holding
+from monitor.report.incidents import episodes, holding
 from monitor.slo.evaluate import WindowResult, evaluate_counts
 from monitor.store import Store
-from monitor.store.incidents import derive_burn_incidents
+from monitor.store.incidents import BurnIncident, derive_burn_incidents
 from monitor.store.migrate import upgrade
 from monitor.store.ops import alertmanager_op, endpoints_op, probe_op
 from monitor.store.queries import StoredBurn
@@ -87,8 +87,10 @@ def test_burn_evaluations_become_one_derived_page_incident(tmp_path: Path) -> No
         assert incident.started_at.timestamp() == T0 + 9 * MIN and incident.ended_at is not None
         assert incident.ended_at.timestamp() == T0 + 25 * MIN and incident.duration_seconds == 16 * MIN
         assert incident.peak_burn == pytest.approx((20 / 60) / 0.01)
-        (cost,) = incident.costs  # the failures inside (T0 + 9 min, T0 + 25 min]: minutes 10 to 20
-        assert (cost.slo_id, cost.bad) == ("chat/availability", 11)
+        # the cost runs from the longest page window (6h) before the start through the end: all 20
+        # failures, the nine that made it fire included (it counted the 11 after its start)
+        (cost,) = incident.costs
+        assert (cost.slo_id, cost.bad) == ("chat/availability", 20)
         assert data.reader[0].incident == incident  # the incident that cost chat's worst SLO most
 
         store.apply([alertmanager_op(_alert(), T0 + 30 * MIN)])  # now Alertmanager sent it too
@@ -149,3 +151,21 @@ def test_runs_split_at_calm_evaluations_and_gaps() -> None:
     # evaluations stopped (the monitor was down): it ends an hour after its last burning evaluation
     (late,) = derive_burn_incidents([b(0)], {}, until=9000, gap=3600)
     assert late.ends_at == 3600
+
+
+def test_a_page_and_a_ticket_of_one_burn_are_one_episode() -> None:
+    """Issue 24, finding 4: each brown-out was listed twice, as a page row and a ticket row."""
+
+    def b(slo: str, severity: str, start: float, end: float | None, peak: float) -> BurnIncident:
+        return BurnIncident(f"c/{slo}", "c", slo, severity, start, end, peak, 3)
+
+    merged = episodes([
+        b("a", "ticket", 100, 900, 2.0), b("a", "page", 300, 500, 20.0),  # nested: one episode
+        b("a", "ticket", 900, None, 1.5),  # touching the first: the same episode, still open
+        b("b", "page", 100, 200, 9.0), b("b", "ticket", 201, 300, 3.0),  # apart: two episodes
+    ])  # fmt: skip
+    assert [(i.slo_id, i.severity, i.starts_at, i.ends_at, i.peak_burn, i.evaluations) for i in merged] == [
+        ("c/a", "page", 100, None, 20.0, 9),
+        ("c/b", "page", 100, 200, 9.0, 3),
+        ("c/b", "ticket", 201, 300, 3.0, 3),
+    ]

@@ -188,3 +188,16 @@ def test_the_budget_verdict_is_said_once(built: Built, fmt: str) -> None:
             "pdf": lambda: " ".join(pdf_text(built).split())}[fmt]().replace("\\", "")  # fmt: skip
     assert "deploys open: agent: every SLO has at least 10 % of its budget left" in text
     assert "open: ok:" not in text and "frozen: frozen:" not in text
+
+
+def test_incident_costs_never_exceed_the_weeks_bad_events(built: Built) -> None:
+    """Issue 24's identity: incident costs of an SLO sum to at most its bad events of the week
+    (a cost reaches back over the window that fired it, never into another incident or week)."""
+    doc = json.loads((built.out / "report.json").read_text())
+    bad = {f"{c['name']}/{s['slo']}": s["total"] - s["good"] for c in doc["classes"] for s in c["slos"]}
+    charged: dict[str, float] = {}
+    for incident in doc["incidents"]:
+        for cost in incident["budget_costs"]:
+            charged[cost["slo"]] = charged.get(cost["slo"], 0.0) + cost["bad_events"]
+    assert charged and all(charged[slo] <= bad[slo] for slo in charged), (charged, bad)
+    assert charged["agent/availability"] == bad["agent/availability"] == 4  # the incident's four failures
