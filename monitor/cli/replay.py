@@ -38,6 +38,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+#: A mean prompt size error above this is a warning (measured sizing holds 2 %).
+SIZE_WARNING = 0.05
+
+
 def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1000:.1f}"
 
@@ -63,6 +67,14 @@ def render(d: dict[str, Any]) -> str:
         f"within {s['goodput_limits']}"
     )
     lines.append("errors: " + (", ".join(f"{k} {v}" for k, v in s["errors"].items()) or "none"))
+    error = s.get("prompt_token_error")
+    sizing = s.get("prompt_sizing", "")
+    lines.append(f"prompts: {sizing}; mean size error {'-' if error is None else f'{error:.1%}'}")
+    if "could not be sized" in sizing or (error is not None and error > SIZE_WARNING):
+        lines.append(
+            f"warning: prompts were {'-' if error is None else f'{error:.1%}'} off their planned sizes on "
+            f"average ({sizing}): capacities measured with them are not the profile's"
+        )
     for c in d["clauses"]:
         verdict = {True: "holds", False: "FAILS", None: "no data"}[c["holds"]]
         got = "-" if c["attained"] is None else f"{c['attained']:.2%}"

@@ -82,7 +82,7 @@ def _sample() -> str:
     return " ".join(filler(SAMPLE_SENTENCES, random.Random(SAMPLE_SEED)))
 
 
-async def _post(client: httpx.AsyncClient, endpoint: Endpoint, path: str, body: dict[str, Any]) -> Any:
+async def post(client: httpx.AsyncClient, endpoint: Endpoint, path: str, body: dict[str, Any]) -> Any:
     url = endpoint.base_url.rstrip("/") + path
     try:
         response = await client.post(url, json=body, headers=endpoint.headers(), timeout=TIMEOUT)
@@ -105,7 +105,7 @@ async def _get(client: httpx.AsyncClient, endpoint: Endpoint, path: str) -> Any:
         return None
 
 
-def _count(doc: Any) -> int | None:
+def count_of(doc: Any) -> int | None:
     """``count`` (vLLM, SGLang) or the length of ``tokens`` from a ``/tokenize`` answer."""
     if not isinstance(doc, dict):
         return None
@@ -117,7 +117,7 @@ def _count(doc: Any) -> int | None:
 async def server_tokens(client: httpx.AsyncClient, endpoint: Endpoint, text: str) -> int | None:
     """Tokens the endpoint's tokenizer makes of ``text`` (``POST /tokenize``); None if unanswered."""
     body = {"model": endpoint.model, "prompt": text, "add_special_tokens": False}
-    return _count(await _post(client, endpoint, "/tokenize", body))
+    return count_of(await post(client, endpoint, "/tokenize", body))
 
 
 async def by_tokenize(client: httpx.AsyncClient, endpoint: Endpoint) -> Calibration | None:
@@ -131,14 +131,14 @@ async def by_tokenize(client: httpx.AsyncClient, endpoint: Endpoint) -> Calibrat
         "messages": [{"role": "user", "content": text}],
         "add_generation_prompt": True,
     }
-    templated = _count(await _post(client, endpoint, "/tokenize", chat))
+    templated = count_of(await post(client, endpoint, "/tokenize", chat))
     overhead = templated - plain if templated is not None and templated >= plain else TEMPLATE_ALLOWANCE
     return Calibration(plain / SAMPLE_SENTENCES, overhead, "tokenize")
 
 
 async def _usage_tokens(client: httpx.AsyncClient, endpoint: Endpoint, text: str) -> int | None:
     body = {"model": endpoint.model, "messages": [{"role": "user", "content": text}], "max_tokens": 1}
-    doc = await _post(client, endpoint, "/v1/chat/completions", body)
+    doc = await post(client, endpoint, "/v1/chat/completions", body)
     usage = doc.get("usage") if isinstance(doc, dict) else None
     value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
     return int(value) if isinstance(value, int) else None

@@ -32,6 +32,7 @@ from monitor.probes.wire import StampingTransport
 from monitor.replay.arrivals import schedule
 from monitor.replay.profile import TrafficProfile
 from monitor.replay.requests import Outcome, Planned, Sender, plan_request
+from monitor.replay.sizing import MEASURED, TOLERANCE, UNMEASURED
 from monitor.replay.summary import ReplaySummary, summarize
 
 Progress = Callable[[int, int, float], None]  # (finished, failed, elapsed seconds)
@@ -60,9 +61,10 @@ class Run:
     ends: list[float]
     started: float
     wall_start: float
+    sizing: str = MEASURED  # how its prompts were sized (monitor.replay.sizing)
 
     def summary(self, slos: Sequence[SLO]) -> ReplaySummary:
-        return summarize(self.outcomes, self.ends, slos)
+        return summarize(self.outcomes, self.ends, slos, self.sizing)
 
 
 class _Tally:
@@ -101,16 +103,35 @@ async def replay(
         else:
             offsets = schedule(profile.arrival, rng, load.duration, load.rate)
             planned = [plan_request(profile, rng, i, off) for i, off in enumerate(offsets)]
-            await asyncio.gather(*(_at(sender, client, p, started, tally) for p in planned))
+            gate = asyncio.Semaphore(PREPARING)
+            await asyncio.gather(*(_at(sender, client, p, started, tally, gate) for p in planned))
     order = sorted(range(len(tally.outcomes)), key=lambda i: tally.outcomes[i].planned.index)
-    return Run([tally.outcomes[i] for i in order], [tally.ends[i] for i in order], started, wall)
+    sizing = UNMEASURED if sender.unmeasured or sender.calibration.source != "tokenize" else MEASURED
+    if sender.unfit:
+        sizing += f"; {sender.unfit} prompt(s) could not be sized within {TOLERANCE:.0%} of their plan"
+    return Run([tally.outcomes[i] for i in order], [tally.ends[i] for i in order], started, wall, sizing)
 
 
-async def _at(sender: Sender, client: httpx.AsyncClient, p: Planned, started: float, tally: _Tally) -> None:
+#: Prompts measured with the server's tokenizer at once, ahead of their send times (rate mode).
+PREPARING = 4
+
+
+async def _at(
+    sender: Sender,
+    client: httpx.AsyncClient,
+    p: Planned,
+    started: float,
+    tally: _Tally,
+    gate: asyncio.Semaphore,
+) -> None:
+    """Prepare ``p`` ahead of its time (in schedule order, :data:`PREPARING` at once), then send it
+    at its offset: sizing a prompt never delays an open-loop arrival it has time for."""
+    async with gate:
+        messages = await sender.prepare(client, p)
     delay = started + p.offset - time.monotonic()
     if delay > 0:
         await asyncio.sleep(delay)
-    tally.add(await sender.send(client, p))
+    tally.add(await sender.send(client, p, messages))
 
 
 async def _closed_loop(

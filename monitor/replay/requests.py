@@ -6,7 +6,11 @@ share ``prefix_reuse`` of every prompt is a prefix shared by all requests of the
 server's prefix cache sees the profile's reuse. Output lengths are forced the way
 ``vllm bench serve`` forces them: ``max_tokens`` = the drawn length and ``ignore_eos``.
 
-Prompt text comes from :func:`prompt_text`, the one place that sizes prompts in tokens.
+Prompt text is filler sized by the endpoint's calibration (whole sentences, one held in reserve:
+sentences vary around the calibrated mean — real vLLM: 102 of 400 prompts meant as 300 tokens
+went over, by up to 8 %, without it), then measured with the server's tokenizer and corrected to
+the planned length where the endpoint can measure it (:meth:`Sender.prepare`,
+:mod:`monitor.replay.sizing`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import asyncio
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -29,23 +34,13 @@ from monitor.probes.target import Target
 from monitor.probes.tokens import ESTIMATE, Calibration, filler
 from monitor.probes.tool_call import TOOLS, judge_tool_turn
 from monitor.replay.profile import TrafficProfile
+from monitor.replay.sizing import TOLERANCE, Messages, Words, fit, per_word, words_for
 
 KINDS = ("text", "reasoning", "tool", "image")
 TOOL_INSTRUCTION = " Use the get_weather tool for Paris in celsius."
 TAG_ALLOWANCE: Final = 16
 """Server tokens set aside for one short fixed text in a prompt (``Request <8 hex>.``, ``Context
 <12 hex>.``, the tool instruction) on any tokenizer."""
-
-
-def prompt_text(tokens: int, rng: random.Random, calibration: Calibration = ESTIMATE, fixed: int = 0) -> str:
-    """Filler for a user message of at most ``tokens`` server tokens, chat template and ``fixed``
-    tokens of other text included: sentences counted with the endpoint's tokenizer
-    (:func:`monitor.probes.tokens.calibrate`, measured once per run through ``POST /tokenize``).
-    One sentence is held in reserve: sentences vary around the calibrated mean, and on a small
-    prompt the margin alone does not cover that (real vLLM: 102 of 400 prompts meant as 300
-    tokens went over, by up to 8 %, without it)."""
-    count = calibration.sentences(max(1, tokens), fixed)
-    return " ".join(filler(max(1, count - 1), rng))
 
 
 @dataclass(frozen=True)
@@ -125,8 +120,12 @@ class Sender:
         self.rng = random.Random(seed)
         self.prefix_salt = uuid.uuid4().hex[:12]
         self._prefixes: dict[int, tuple[str, int]] = {}  # shared tokens -> (text, its tokens)
+        self.unmeasured = False  # the endpoint could not measure a prompt: sizes are estimates
+        self.unfit = 0  # prompts measured but not within sizing.TOLERANCE of their planned size
 
-    def _messages(self, p: Planned) -> list[dict[str, Any]]:
+    def _build(self, p: Planned) -> tuple[Callable[[int], Messages], int]:
+        """The request's messages as a function of its filler word count, and the count the
+        calibration gives (whole sentences, within the budget)."""
         cal = self.calibration
         shared = int(p.prompt_tokens * self.profile.prefix_reuse)
         if shared and shared not in self._prefixes:
@@ -135,14 +134,34 @@ class Sender:
             self._prefixes[shared] = (text, TAG_ALLOWANCE + round(sentences * cal.per_sentence))
         head, head_tokens = self._prefixes.get(shared, ("", 0))
         fixed = head_tokens + TAG_ALLOWANCE * (2 if p.kind == "tool" else 1)
-        rest = prompt_text(p.prompt_tokens, self.rng, cal, fixed)
-        text = " ".join(x for x in (head, f"Request {uuid.uuid4().hex[:8]}.", rest) if x)
-        if p.kind == "tool":
-            text += TOOL_INSTRUCTION
-        if p.kind == "image":
-            colour = self.rng.choice(sorted(PALETTE))
-            return [image_message(square_png(PALETTE[colour]), text)]
-        return [{"role": "user", "content": text}]
+        tag = f"Request {uuid.uuid4().hex[:8]}."
+        words = Words(random.Random(self.rng.random()), [])
+        colour = self.rng.choice(sorted(PALETTE)) if p.kind == "image" else None
+
+        def build(n: int) -> Messages:
+            text = " ".join(x for x in (head, tag, words.first(n)) if x)
+            if p.kind == "tool":
+                text += TOOL_INSTRUCTION
+            if colour is not None:
+                return [image_message(square_png(PALETTE[colour]), text)]
+            return [{"role": "user", "content": text}]
+
+        return build, words_for(cal, max(1, cal.sentences(max(1, p.prompt_tokens), fixed) - 1))
+
+    async def prepare(self, client: httpx.AsyncClient, p: Planned) -> Messages:
+        """The request's messages, sized with the server's tokenizer where it can measure them
+        (:mod:`monitor.replay.sizing`), else by the calibration."""
+        build, start = self._build(p)
+        if self.calibration.source != "tokenize" or p.kind == "image" or self.unmeasured:
+            return build(start)
+        tools = TOOLS if p.kind == "tool" else None
+        messages, count = await fit(
+            client, self.target.endpoint, build, tools, start, p.prompt_tokens, per_word(self.calibration)
+        )
+        self.unmeasured = count is None
+        if count is not None and abs(count - p.prompt_tokens) > max(1.0, TOLERANCE * p.prompt_tokens):
+            self.unfit += 1  # the template, tools and tags alone are longer (or words too coarse)
+        return messages
 
     def _body(self, messages: list[dict[str, Any]], p: Planned, **extra: Any) -> dict[str, Any]:
         thinking = "enabled" if p.kind == "reasoning" else "disabled"
@@ -154,8 +173,9 @@ class Sender:
         params.update(extra)
         return chat_body(self.target, messages, **params)
 
-    async def send(self, client: httpx.AsyncClient, p: Planned) -> Outcome:
-        messages = self._messages(p)
+    async def send(self, client: httpx.AsyncClient, p: Planned, messages: Messages | None = None) -> Outcome:
+        """Send ``p`` (its prepared ``messages``, else prepared now) and judge the answer."""
+        messages = messages if messages is not None else await self.prepare(client, p)
         sent = time.monotonic()
         if p.kind == "tool":
             return await self._tool_loop(client, p, messages, sent)

@@ -31,6 +31,7 @@ from typing import Any
 from monitor.model import SLO
 from monitor.probes.timing import percentile
 from monitor.replay.requests import Outcome
+from monitor.replay.sizing import MEASURED
 from monitor.slo.goodput import RequestLatency, goodput, limits
 
 METRICS = ("ttft", "tpot", "itl", "e2e")
@@ -55,6 +56,7 @@ class ReplaySummary:
     goodput_limits: dict[str, float]
     prompt_token_error: float | None  # mean |server prompt tokens − planned| / planned
     samples: dict[str, list[float]] = field(default_factory=dict)  # per-request values, for compare
+    prompt_sizing: str = MEASURED  # how the prompts were sized (monitor.replay.sizing)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +85,9 @@ def request_latency(o: Outcome) -> RequestLatency:
                           queue_time=t.server_queue, stall=stall)  # fmt: skip
 
 
-def summarize(outcomes: Sequence[Outcome], ends: Sequence[float], slos: Sequence[SLO]) -> ReplaySummary:
+def summarize(
+    outcomes: Sequence[Outcome], ends: Sequence[float], slos: Sequence[SLO], sizing: str = MEASURED
+) -> ReplaySummary:
     """Reduce a run's outcomes; ``ends`` are the monotonic finish times (same order)."""
     start = min((o.sent_at for o in outcomes), default=0.0)
     duration = max(max(ends, default=start) - start, 1e-9)
@@ -120,4 +124,5 @@ def summarize(outcomes: Sequence[Outcome], ends: Sequence[float], slos: Sequence
         goodput_limits=bound,
         prompt_token_error=sum(sized) / len(sized) if sized else None,
         samples=samples,
+        prompt_sizing=sizing,
     )

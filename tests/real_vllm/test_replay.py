@@ -25,13 +25,12 @@ from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED
 
 PROMPT = 800  # tokens per prompt, chat template included, as the profile intends them
 OUTPUT = 16
-#: Each prompt, sized by the server's tokenizer, within these shares of PROMPT. The replay sizes a
-#: prompt on average :data:`monitor.probes.tokens.MARGIN` below its length, not each one under it:
-#: a filler sentence is ~33 tokens on the tiny BPE, its cost varies, and the ``Request <id>.`` tag
-#: is outside the budget. Drawn 400 times offline with this tokenizer: 727..808 tokens at 800.
-EACH = (0.85, 1.03)
-#: ... and their mean within these (763 at the median of the same draws).
-MEAN = (0.90, 1.0)
+#: Each prompt, measured with the server's /tokenize (chat template included) and corrected word
+#: by word, within 2 % of PROMPT (monitor.replay.sizing). Before, whole calibrated sentences and a
+#: margin gave 727..808 tokens at 800 here, and 16.5 % short at 256 with the real chat template.
+EACH = (0.98, 1.02)
+#: ... and so their mean.
+MEAN = (0.98, 1.02)
 RATE, DURATION = 3.0, "3s"
 
 Totals = dict[str, float]
@@ -103,6 +102,7 @@ def test_a_short_replay_matches_what_the_server_counted(real: Real, tmp_path: Pa
     assert rise(before, after, "vllm:request_prompt_tokens_count{}") == n
     assert rise(before, after, "vllm:prompt_tokens_total{}") == prompt_sum
     assert MEAN[0] * PROMPT * n <= prompt_sum <= MEAN[1] * PROMPT * n, (prompt_sum, n)
+    assert summary["prompt_sizing"] == "measured with the server's tokenizer and chat template"
     assert rise(before, after, "vllm:request_prompt_tokens_bucket{le=500.0}") == 0  # all in (500, 1000]
     assert rise(before, after, "vllm:request_prompt_tokens_bucket{le=1000.0}") == n
 

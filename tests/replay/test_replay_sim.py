@@ -100,11 +100,12 @@ def test_percentiles_match_the_simulators_latencies_and_faults_shift_one_dimensi
         p50(healthy, "ttft") + (OUTPUT - 1) * p50(healthy, "tpot"), rel=0.1
     )
     assert all(o.output_tokens == OUTPUT for o in healthy.outcomes)  # forced lengths (ignore_eos)
-    assert all(0.85 * PROMPT <= (o.prompt_tokens or 0) <= PROMPT for o in healthy.outcomes)
+    # prompts measured with the server's /tokenize (chat template included): within 2 % of PROMPT
+    assert all(0.98 * PROMPT <= (o.prompt_tokens or 0) <= 1.02 * PROMPT for o in healthy.outcomes)
 
     sim.set_faults(brownout_prefill_factor=20.0)  # prefill only: TTFT moves, decode does not
     slow_prefill = drive(target, profile(), Load(1.2, concurrency=1))
-    added = 19 * 0.85 * PROMPT / PREFILL_TPS  # 19 more times the prefill compute of >= 0.85 x PROMPT
+    added = 19 * 0.98 * PROMPT / PREFILL_TPS  # 19 more times the prefill compute of >= 0.98 x PROMPT
     assert p50(slow_prefill, "ttft") - p50(healthy, "ttft") >= 0.9 * added
     _, prefill_tpot, ratio = truth(sim, slow_prefill)
     assert prefill_tpot >= DECODE * 0.98 and ratio == pytest.approx(1.0, abs=0.1)
@@ -153,3 +154,36 @@ def test_goodput_is_the_share_meeting_every_limit(target: Target, sim: SimHandle
     sim.set_faults(brownout_prefill_factor=100.0)  # >= 100 * 500 / 100000 = 0.5 s of prefill > 0.2 s
     slow = drive(target, profile(), Load(0.6, concurrency=2)).summary(slos)
     assert slow.goodput_ratio == 0.0 and slow.goodput_token_rate == 0.0
+
+
+@pytest.mark.parametrize("tokens", [256, 3000])
+def test_prompts_are_the_profiles_size_as_the_server_counts_them(target: Target, tokens: int) -> None:
+    """Issue 26, finding 3: prompts sized by whole calibrated sentences and a margin were 16.5 %
+    short at 256 tokens on real vLLM. Each prompt is now measured with the server's tokenizer and
+    corrected: the server's own count (usage.prompt_tokens, what the engine charged) is within 2 %
+    of the planned size, for plain, reasoning and tool requests alike."""
+    prof = profile(
+        prompt_tokens={"quantiles": [[0, tokens]]}, reasoning_share=0.5, tool_call_share=0.3, tool_rounds=1
+    )
+    run = drive(target, prof, Load(1.0, concurrency=2))
+    kinds = {o.planned.kind for o in run.outcomes}
+    assert {"text", "tool"} <= kinds or {"reasoning", "tool"} <= kinds, kinds
+    counted = [(o.planned.kind, o.prompt_tokens) for o in run.outcomes if o.ok]
+    assert counted and all(0.98 * tokens <= (n or 0) <= 1.02 * tokens for _, n in counted), counted
+    summary = run.summary(())
+    assert summary.prompt_sizing == "measured with the server's tokenizer and chat template"
+    assert summary.prompt_token_error is not None and summary.prompt_token_error <= 0.02
+
+
+def test_a_prompt_that_cannot_be_that_short_is_said_so(target: Target) -> None:
+    """A 40-token tool request cannot be sized: the tool definitions alone are longer. Plain
+    requests still are; the run says how many could not be (the CLI prints it as a warning)."""
+    prof = profile(prompt_tokens={"quantiles": [[0, 40]]}, tool_call_share=0.5, tool_rounds=1)
+    run = drive(target, prof, Load(1.0, concurrency=2))
+    tools = sum(1 for o in run.outcomes if o.planned.kind == "tool")
+    plain = [o.prompt_tokens for o in run.outcomes if o.ok and o.planned.kind == "text"]
+    assert tools and plain and all(39 <= (n or 0) <= 41 for n in plain), plain
+    assert run.summary(()).prompt_sizing == (
+        f"measured with the server's tokenizer and chat template; {tools} prompt(s) could not be sized "
+        "within 2% of their plan"
+    )
