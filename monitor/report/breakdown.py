@@ -7,7 +7,10 @@ Each part is a mean seconds per request, and the report says where it came from:
   without their own view; network is then client TTFT − the span's TTFT;
 * ``server histograms (POOL)``: when no probe of the class has a server view, queue, prefill and
   decode are the means of the pool's histograms over the period (``sum / count`` of every scrape
-  interval of the endpoints serving the class): all of the pool's traffic, not only the probes;
+  interval of the endpoints serving the class): all of the pool's traffic, not only the probes.
+  When the pool serves other classes too, the label and the breakdown's ``population`` say so
+  (``server histograms (POOL, shared with B)``): those means are not this class's requests — the
+  report once drew "10 s per probe request" from a pool whose own probes took 0.8 s;
 * ``probe timings``: tool turnaround, the sum of a probe's tool rounds.
 
 A part is "no data" only when none of these has it. The same parts are also averaged per step of
@@ -95,9 +98,15 @@ class PoolHistograms:
         self.rows = [(str(r[0]), float(r[1]), r[2:]) for r in session.execute(q.order_by(SI.end))]
 
     def add(
-        self, acc: _Sums, endpoints: Sequence[str], lo: float = float("-inf"), hi: float = float("inf")
+        self,
+        acc: _Sums,
+        endpoints: Sequence[str],
+        lo: float = float("-inf"),
+        hi: float = float("inf"),
+        shared: Sequence[str] = (),
     ) -> None:
-        label = f"server histograms ({', '.join(endpoints)})"
+        also = f", shared with {', '.join(shared)}" if shared else ""
+        label = f"server histograms ({', '.join(endpoints)}{also})"
         for endpoint, end, values in self.rows:
             if endpoint in endpoints and lo < end <= hi:
                 for i, part in enumerate(SERVER_PARTS):
@@ -110,6 +119,25 @@ def needs_pool(samples: Sequence[Sample], cls: str) -> bool:
     return not any(s.request_class == cls and s.view is not None for s in samples)
 
 
+def sharing(model: Model, cls: str) -> tuple[str, ...]:
+    """The other classes served by the endpoints of ``cls`` (empty for a class owning its pool)."""
+    rc = model.request_class(cls)
+    if rc.dedicated_pool:
+        return ()
+    return tuple(sorted({c for e in model.endpoints_for(cls) for c in e.classes} - {cls}))
+
+
+def population(model: Model, samples: Sequence[Sample], cls: str) -> str:
+    """Whose requests a class's breakdown means are over."""
+    if not needs_pool(samples, cls):
+        return "probe requests"
+    names = ", ".join(e.name for e in model.endpoints_for(cls))
+    shared = sharing(model, cls)
+    if shared:
+        return f"all requests of {names} (shared with {', '.join(shared)}: not this class's requests alone)"
+    return f"all requests of {names} (the class's own pool)"
+
+
 def breakdowns(model: Model, samples: Sequence[Sample], pools: PoolHistograms) -> tuple[Breakdown, ...]:
     """Each configured class's breakdown over the whole period."""
     out = []
@@ -119,8 +147,12 @@ def breakdowns(model: Model, samples: Sequence[Sample], pools: PoolHistograms) -
             if s.request_class == rc.name:
                 _add_sample(acc, s)
         if needs_pool(samples, rc.name):
-            pools.add(acc, [e.name for e in model.endpoints_for(rc.name)])
-        out.append(Breakdown(rc.name, acc.count, acc.means(), acc.source_names()))
+            pools.add(acc, [e.name for e in model.endpoints_for(rc.name)], shared=sharing(model, rc.name))
+        out.append(
+            Breakdown(
+                rc.name, acc.count, acc.means(), acc.source_names(), population(model, samples, rc.name)
+            )
+        )
     return tuple(out)
 
 
@@ -138,7 +170,7 @@ def breakdown_series(
         if needs_pool(samples, rc.name):
             names = [e.name for e in model.endpoints_for(rc.name)]
             for i in range(1, len(points)):
-                pools.add(steps[i], names, points[i - 1], points[i])
+                pools.add(steps[i], names, points[i - 1], points[i], sharing(model, rc.name))
         kept = [
             BreakdownPoint(datetime.fromtimestamp(points[i], tz), acc.count, acc.means())  # type: ignore[arg-type]
             for i, acc in enumerate(steps)

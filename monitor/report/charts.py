@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, tzinfo
 
 import matplotlib.dates as mdates
@@ -156,7 +156,9 @@ def burn_down(series: Sequence[SLOSeries], tz: tzinfo | None = None) -> bytes | 
     return _png(fig)
 
 
-def breakdown_over_time(series: Sequence[BreakdownSeries], tz: tzinfo | None = None) -> bytes | None:
+def breakdown_over_time(
+    series: Sequence[BreakdownSeries], tz: tzinfo | None = None, populations: Mapping[str, str] | None = None
+) -> bytes | None:
     """Per class, the stacked mean seconds per request of each part over the period."""
     rows = [s for s in series if any(p.count or any(v is not None for _, v in p.parts) for p in s.points)]
     if not rows:
@@ -176,7 +178,9 @@ def breakdown_over_time(series: Sequence[BreakdownSeries], tz: tzinfo | None = N
             hi = [math.nan if e else v for v, e in zip(upper, empty, strict=True)]
             ax.fill_between(xs, lo, hi, step="pre", color=PALETTE[j], linewidth=0, label=PART_LABELS[part])
             lower = upper
-        ax.set_title(f"{plain(s.request_class)}: mean seconds per probe request", loc="left", fontsize=8.5)
+        whose = (populations or {}).get(s.request_class, "probe requests")
+        per = "per probe request" if whose == "probe requests" else f"per request — {whose}"
+        ax.set_title(f"{plain(s.request_class)}: mean seconds {plain(per)}", loc="left", fontsize=8.5)
         ax.grid(True, alpha=0.3)
         ax.tick_params(axis="y", labelsize=7)
         _time_axis(ax, xs, tz)
@@ -238,9 +242,12 @@ def breakdown(rows: Sequence[Breakdown]) -> bytes | None:
         vals = [r.part(part) or 0.0 for r in rows]
         ax.barh(range(len(rows)), vals, left=left, color=PALETTE[j], label=PART_LABELS[part])
         left = [a + b for a, b in zip(left, vals, strict=True)]
-    ax.set_yticks(range(len(rows)), [plain(r.request_class) for r in rows])
+    ax.set_yticks(
+        range(len(rows)),
+        [plain(r.request_class + ("" if r.population == "probe requests" else " (pool)")) for r in rows],
+    )
     ax.invert_yaxis()
-    ax.set_xlabel("mean seconds per probe request")
+    ax.set_xlabel("mean seconds per request (probe requests; (pool): all of the pool's requests)")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=7, ncols=5, frameon=False)
     return _png(fig)

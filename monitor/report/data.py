@@ -129,6 +129,7 @@ class Breakdown:
     count: int
     parts: tuple[tuple[str, float | None], ...]  # (part, mean seconds) in BREAKDOWN_PARTS order
     sources: tuple[tuple[str, str | None], ...] = ()  # (part, where its numbers came from)
+    population: str = "probe requests"  # whose requests the means are over (breakdown.population)
 
     def part(self, name: str) -> float | None:
         return dict(self.parts).get(name)

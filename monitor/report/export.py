@@ -96,6 +96,7 @@ def _breakdown(b: Breakdown) -> dict[str, Any]:
     out: dict[str, Any] = {"class": b.request_class, "count": b.count}
     out.update({f"{part}_seconds": b.part(part) for part in BREAKDOWN_PARTS})
     out["sources"] = {part: b.source(part) for part in BREAKDOWN_PARTS}
+    out["population"] = b.population
     return out
 
 

@@ -201,6 +201,8 @@ def _latency(d: ReportData) -> list[str]:
         rows.append([escape(b.request_class), display.count(b.count),
                      *(display.seconds(b.part(p)) for p in BREAKDOWN_PARTS)])  # fmt: skip
         rows.append(["from", "", *(escape(b.source(p) or "—") for p in BREAKDOWN_PARTS)])
+        if b.population != "probe requests":  # pool means are not this class's probe requests
+            rows.append(["over", escape(b.population), *("" for _ in BREAKDOWN_PARTS)])
     return out + table(head, rows, range(1, 2 + len(BREAKDOWN_PARTS)))
 
 

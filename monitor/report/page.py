@@ -79,7 +79,11 @@ def render_html(data: ReportData) -> str:
             burn_charts=burn_charts,
             latency_chart=data_uri(charts.latency(data.latency)),
             breakdown_chart=data_uri(charts.breakdown(data.breakdown)),
-            breakdown_time_chart=data_uri(charts.breakdown_over_time(data.breakdown_series, tz)),
+            breakdown_time_chart=data_uri(
+                charts.breakdown_over_time(
+                    data.breakdown_series, tz, {b.request_class: b.population for b in data.breakdown}
+                )
+            ),
             contract_html=report_contract.html(data.contract),
         )
     )

@@ -81,3 +81,29 @@ def test_the_pool_histograms_fill_in_and_name_themselves(tmp_path: Path) -> None
         and all(v is None for _, v in empty.parts)
         and all(v is None for _, v in empty.sources)
     )
+
+
+def test_a_shared_pools_histograms_say_they_are_not_the_classs(tmp_path: Path) -> None:
+    """Issue 24, finding 2: a class on a pool it shares took "mean seconds per probe request" from
+    the whole pool's histograms (10 s where its probes took 0.8 s). The numbers stay, named as what
+    they are: the pool's requests, shared with the other class."""
+    cfg = tmp_path / "monitor.yaml"
+    cfg.write_text(CONFIG.replace("classes: [bare]}", "classes: [bare, none]}"))
+    model = load_model(cfg)
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    upgrade(url)
+    store = Store(url)
+    try:
+        probe = ProbeResult(
+            "ep-x", "bare", "chat", T + 600, None, Timings(ttft=0.5, e2e=0.8), finished_at=T + 601
+        )
+        store.apply([endpoints_op(model.endpoints), probe_op(model, probe),
+                     signals_op(model, "ep-x", _interval(T + 3600, (2.0, 4.0), (6.0, 4.0)))])  # fmt: skip
+        week = Period("w", START, datetime(2026, 11, 30, tzinfo=UTC))
+        with store.session() as s:
+            b = {x.request_class: x for x in ProbeFacts(model, s, week, Redactor()).breakdown()}["bare"]
+    finally:
+        store.close()
+    assert b.part("prefill") == pytest.approx(6.0 / 4)  # still the pool's mean, as measured
+    assert b.source("prefill") == "server histograms (ep-x, shared with none)"
+    assert b.population == "all requests of ep-x (shared with none: not this class's requests alone)"
