@@ -114,7 +114,11 @@ async def stream_chat(client: httpx.AsyncClient, target: Target, body: dict[str,
         return _fail(ex, "stream_broken", exc)
     finally:
         await response.aclose()
-    ex.end = time.monotonic()
+    # A complete stream ends when its last event arrived (the kernel's stamp, as every chunk's),
+    # as vllm bench serve's e2el ends at its most recent chunk: not when this coroutine got to run
+    # again (1.66 s late once, in a busy probe round) nor when the server got round to closing.
+    done = ex.transcript.done and ex.transcript.last_at is not None
+    ex.end = max(ex.transcript.last_at or ex.sent, ex.sent) if done else time.monotonic()
     return ex
 
 
