@@ -52,6 +52,8 @@ class Sample:
     at: float
     parts: dict[str, float]
     view: str | None  # SOURCE_METRICS, SOURCE_SPANS or None
+    ttft: float | None = None  # the probe's client-side TTFT and e2e (monitor.report.tail)
+    e2e: float | None = None
 
 
 @dataclass

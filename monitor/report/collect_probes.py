@@ -36,6 +36,7 @@ from monitor.probes import gaps
 from monitor.report import breakdown as brk
 from monitor.report.data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
+from monitor.report.tail import TailShare, attribute
 from monitor.store.ops import COMPLETED_AT
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 
@@ -78,8 +79,8 @@ def percentiles(values: list[float]) -> tuple[float | None, float | None, float 
 
 def _sample(row: Any, spans: dict[str, tuple[float | None, ...]]) -> brk.Sample:
     """One probe's parts from its row (class, start, trace, TTFT, tool rounds, part columns...)."""
-    cls, at, trace_id, ttft, rounds = row[:5]
-    part: dict[str, Any] = dict(zip(PART_COLUMNS, row[5:], strict=True))
+    cls, at, trace_id, ttft, rounds, e2e = row[:6]
+    part: dict[str, Any] = dict(zip(PART_COLUMNS, row[6:], strict=True))
     view = brk.SOURCE_METRICS if any(part[p] is not None for p in SERVER_PARTS) else None
     span = spans.get(trace_id) if trace_id is not None and view is None else None
     if span is not None:
@@ -89,7 +90,14 @@ def _sample(row: Any, spans: dict[str, tuple[float | None, ...]]) -> brk.Sample:
     found = {k: float(v) for k, v in part.items() if v is not None}
     if isinstance(rounds, list) and rounds:
         found["tool_turnaround"] = float(sum(rounds))
-    return brk.Sample(str(cls), float(at), found, view)
+    return brk.Sample(
+        str(cls),
+        float(at),
+        found,
+        view,
+        None if ttft is None else float(ttft),
+        None if e2e is None else float(e2e),
+    )
 
 
 #: When a stored run's outcome was known: the stored completion (the SLI events' instant), else, for
@@ -183,7 +191,7 @@ class ProbeFacts:
             return self._samples
         spans = self._span_views()
         tools = P.extra[("timings", "tool_turnaround")].as_json()
-        q = select(P.request_class, P.started_at, P.trace_id, P.ttft, tools, *PART_COLUMNS.values())
+        q = select(P.request_class, P.started_at, P.trace_id, P.ttft, tools, P.e2e, *PART_COLUMNS.values())
         rows = self.session.execute(q.where(*self.in_week, self.answered).order_by(P.started_at, P.id))
         out = [_sample(row, spans) for row in rows]
         self._samples = out
@@ -199,6 +207,9 @@ class ProbeFacts:
 
     def breakdown(self) -> tuple[Breakdown, ...]:
         return brk.breakdowns(self.model, self.samples(), self._pool_histograms())
+
+    def tail(self) -> tuple[TailShare, ...]:
+        return attribute(self.model, self.samples())
 
     def breakdown_series(self, points: list[float], tz: object) -> tuple[BreakdownSeries, ...]:
         return brk.breakdown_series(self.model, self.samples(), self._pool_histograms(), points, tz)

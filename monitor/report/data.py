@@ -16,6 +16,7 @@ from typing import Any, Literal
 from monitor.report.budget import ClassBudget
 from monitor.report.goodput import GoodputSection
 from monitor.report.maintenance import MaintenanceSection
+from monitor.report.tail import TailShare
 
 #: Status of one SLO or one request class for the week (see docs/report.md "Status").
 Status = Literal["met", "at_risk", "missed", "no_data"]
@@ -275,6 +276,7 @@ class ReportData:
     contract: tuple[Any, ...] = ()  # the operating contract per class (report/contract.py)
     maintenance: MaintenanceSection = field(default_factory=MaintenanceSection)  # report/maintenance.py
     goodput: GoodputSection = field(default_factory=GoodputSection)  # report/goodput.py
+    tail: tuple[TailShare, ...] = ()  # report/tail.py: which stage owns the tail, per class
 
     @property
     def end(self) -> datetime:

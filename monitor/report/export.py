@@ -14,6 +14,7 @@ from typing import Any
 from monitor.report import budget, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
+from monitor.report import tail as report_tail
 from monitor.report.data import (
     BREAKDOWN_PARTS,
     Breakdown,
@@ -205,6 +206,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "contract": report_contract.to_json(data.contract),
         "maintenance": maintenance.to_json(data.maintenance),
         "goodput": report_goodput.to_json(data.goodput),
+        "tail": report_tail.to_json(data.tail),
     }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from monitor.report import budget, charts, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
+from monitor.report import tail as report_tail
 from monitor.report.data import BREAKDOWN_PARTS, SOURCE_DERIVED, ReportData
 
 #: Characters that can start or end inline markup, a link, raw HTML, an entity or a table cell.
@@ -226,6 +227,7 @@ def render_markdown(d: ReportData) -> str:
         *_deployments(d),
         *_capacity(d),
         *_latency(d),
+        *report_tail.markdown(d.tail, escape, table),
         *report_contract.markdown_lines(d.contract),
         *report_goodput.markdown(d.goodput, escape, table, display),
         "Charts are in report.html and report.pdf.",

@@ -15,6 +15,7 @@ import markupsafe
 
 from monitor.report import charts, display
 from monitor.report import contract as report_contract
+from monitor.report import tail as report_tail
 from monitor.report.data import BREAKDOWN_PARTS, ReportData
 
 TEMPLATE = "report.html.j2"
@@ -85,5 +86,6 @@ def render_html(data: ReportData) -> str:
                 )
             ),
             contract_html=report_contract.html(data.contract),
+            tail=report_tail.rendered(data.tail),
         )
     )

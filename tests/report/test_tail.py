@@ -1,0 +1,119 @@
+"""Which stage owns the tail (issue 25, tail attribution), against shares counted by hand from
+hand-built probe requests stored through the store's own write path, and in every format."""
+
+from __future__ import annotations
+
+import html
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from monitor.model import load_model
+from monitor.probes.result import ProbeResult, Timings
+from monitor.report import generate
+from monitor.report.collect_probes import ProbeFacts
+from monitor.report.data import Period
+from monitor.report.redact import Redactor
+from monitor.report.tail import TailShare
+from monitor.store import Store
+from monitor.store.migrate import upgrade
+from monitor.store.ops import endpoints_op, probe_op
+
+CONFIG = """\
+version: m3mon/v1
+endpoints:
+  - {name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat, few]}
+request_classes:
+  - {name: chat, max_context_tokens: 32768, probes: [chat], slos: [{name: a, sli: availability, objective: 99}]}
+  - {name: few, max_context_tokens: 32768, probes: [chat], slos: [{name: a, sli: availability, objective: 99}]}
+report: {timezone: UTC}
+"""
+START = datetime(2026, 11, 23, tzinfo=UTC)
+T = START.timestamp() + 3600
+
+
+def _probe(cls: str, k: int, slow: bool) -> ProbeResult:
+    # every request: network 0.05 s, prefill 0.4 s, decode 1.5 s; a slow one queues 2.55 s, not 0.05
+    queue = 2.55 if slow else 0.05
+    ttft = 0.05 + queue + 0.4
+    timings = Timings(ttft=ttft, e2e=ttft + 1.5, server_queue=queue, server_prefill=0.4, server_decode=1.5,
+                      network=0.05)  # fmt: skip
+    at = T + 60 * k
+    return ProbeResult("ep", cls, "chat", at, None, timings, finished_at=at + ttft + 1.5)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    tmp = tmp_path_factory.mktemp("tail")
+    (tmp / "monitor.yaml").write_text(CONFIG)
+    model = load_model(tmp / "monitor.yaml")
+    url = f"sqlite:///{tmp / 't.db'}"
+    upgrade(url)
+    store = Store(url)
+    try:
+        probes = [_probe("chat", k, slow=k in (18, 19)) for k in range(20)] + [
+            _probe("few", k, False) for k in range(5)
+        ]
+        store.apply([endpoints_op(model.endpoints), *(probe_op(model, p) for p in probes)])
+    finally:
+        store.close()
+    return tmp, url
+
+
+def _tail(stored: tuple[Path, str]) -> dict[tuple[str, str, str], TailShare]:
+    tmp, url = stored
+    model = load_model(tmp / "monitor.yaml")
+    store = Store(url)
+    try:
+        with store.session() as s:
+            facts = ProbeFacts(model, s, Period("w", START, datetime(2026, 11, 30, tzinfo=UTC)), Redactor())
+            return {(t.request_class, t.metric, t.band): t for t in facts.tail()}
+    finally:
+        store.close()
+
+
+def test_the_tail_is_the_queue_and_the_median_is_prefill(stored: tuple[Path, str]) -> None:
+    tail = _tail(stored)
+    # TTFT: 18 requests of 0.5 s, 2 of 3.0 s. Nearest-rank P95 is the 19th (3.0 s): the tail is the two
+    # slow ones, 6.0 s, of which queue 5.1, prefill 0.8, network 0.1
+    t = tail[("chat", "ttft", "p95")]
+    assert (t.requests, t.bound, t.dominant) == (2, pytest.approx(3.0), "queue")
+    assert dict(t.shares) == pytest.approx({"network": 0.1 / 6, "queue": 5.1 / 6, "prefill": 0.8 / 6, "other": 0.0},
+                                           abs=1e-9)  # fmt: skip
+    # P50 is the 10th (0.5 s): the 18 fast ones, 9.0 s: prefill 7.2, queue 0.9, network 0.9
+    t = tail[("chat", "ttft", "p50")]
+    assert (t.requests, t.dominant) == (18, "prefill")
+    assert dict(t.shares)["prefill"] == pytest.approx(0.8) and dict(t.shares)["queue"] == pytest.approx(0.1)
+    # e2e: the slow ones took 4.5 s each: queue 5.1 of 9.0, decode 3.0, prefill 0.8, network 0.1
+    t = tail[("chat", "e2e", "p95")]
+    assert (t.requests, t.dominant) == (2, "queue")
+    assert dict(t.shares)["decode"] == pytest.approx(3.0 / 9) and dict(t.shares)["queue"] == pytest.approx(
+        5.1 / 9
+    )
+    assert dict(t.shares)["tool_turnaround"] == 0.0
+    few = tail[("few", "ttft", "p95")]
+    assert few.shares == () and few.why_none == (
+        "5 probe request(s) with a server view (per-request metrics or spans); 20 needed"
+    )
+
+
+def test_every_format_says_it(stored: tuple[Path, str], tmp_path: Path) -> None:
+    tmp, url = stored
+    model = load_model(tmp / "monitor.yaml")
+    store = Store(url)
+    try:
+        week = Period("2026-W48", START, datetime(2026, 11, 30, tzinfo=UTC))
+        rendered = generate.render(generate.build(model, store, week, datetime(2026, 12, 1, tzinfo=UTC)))
+    finally:
+        store.close()
+    line = "P95+ TTFT of chat (2 requests from 3.00 s): 85% queue; at P50 and below: 80% prefill"
+    assert line in rendered.markdown.replace("\\", "") and line in html.unescape(rendered.html)
+    doc = json.loads(rendered.json)
+    (entry,) = [e for e in doc["tail"] if (e["class"], e["latency"], e["band"]) == ("chat", "ttft", "p95")]
+    assert (
+        entry["dominant"] == "queue"
+        and entry["requests"] == 2
+        and entry["shares"]["queue"] == pytest.approx(0.85)
+    )
