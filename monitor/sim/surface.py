@@ -8,6 +8,10 @@ conformance tier (tests/real_vllm/test_simulator_surface.py), each with its reas
 the table in docs/simulator.md. Label *values* are never compared (model names, engine ids, the
 cache configuration differ per deployment), and the simulator under comparison is started with
 the real server's ``--max-model-len``, so the token histograms' 1-2-5 edges must agree.
+
+Pages are read with prometheus_client's parser, not the monitor's (``monitor.scrape.page``): the
+simulator is the monitor's test double, so it must not share the monitor's view of vLLM's page,
+or a simulator-versus-real comparison could agree by construction.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from monitor.scrape.page import parse
+from prometheus_client.parser import text_string_to_metric_families
 
 Aspect = str  # "only_real", "only_sim", "type", "labels", "buckets"
 
@@ -32,32 +36,22 @@ PREFIXES: Final = ("vllm:", "http_", "process_")
 
 
 def shapes(text: str) -> dict[str, Shape]:
-    """Family -> :class:`Shape` of a page's :data:`PREFIXES` families (``_created`` companions dropped)."""
-    page = parse(text, parser="reference", partial=True)
-    labels: dict[str, set[str]] = {}
-    buckets: dict[str, set[float]] = {}
-    families = {f for f in page.types if f.startswith(PREFIXES) and not f.endswith("_created")}
-    for s in page.samples:
-        family = _family(s.name, families)
-        if family is None:
+    """Family -> :class:`Shape` of a page's :data:`PREFIXES` families (``_created`` companions
+    dropped), named as the page's ``# TYPE`` line names them (a counter with its ``_total``)."""
+    out: dict[str, Shape] = {}
+    for family in text_string_to_metric_families(text):
+        names = {s.name for s in family.samples}
+        bare = bool(names) and f"{family.name}_total" not in names  # a counter exposed without _total
+        key = f"{family.name}_total" if family.type == "counter" and not bare else family.name
+        if not key.startswith(PREFIXES) or key.endswith("_created"):
             continue
-        labels.setdefault(family, set()).update(k for k in s.labels if k != "le")
-        if s.name.endswith("_bucket") and "le" in s.labels:
-            buckets.setdefault(family, set()).add(float(s.labels["le"]))
-    return {
-        f: Shape(page.types[f], frozenset(labels.get(f, ())), tuple(sorted(buckets.get(f, ()))))
-        for f in sorted(families)
-    }
-
-
-def _family(sample: str, families: set[str]) -> str | None:
-    if sample in families:
-        return sample
-    for suffix in ("_bucket", "_sum", "_count", "_total"):
-        base = sample.removesuffix(suffix)
-        if base != sample and base in families:
-            return base
-    return None
+        samples = [s for s in family.samples if not s.name.endswith("_created")]
+        labels = frozenset(k for s in samples for k in s.labels if k != "le")
+        edges = sorted(
+            {float(s.labels["le"]) for s in samples if s.name.endswith("_bucket") and "le" in s.labels}
+        )
+        out[key] = Shape(family.type, labels, tuple(edges))
+    return dict(sorted(out.items()))
 
 
 def differences(real: dict[str, Shape], sim: dict[str, Shape]) -> set[tuple[str, Aspect]]:
