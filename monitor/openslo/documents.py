@@ -33,6 +33,7 @@ A_PROBE = PREFIX + "probe."
 A_DEDICATED = PREFIX + "dedicated-pool"
 A_SHORT_WINDOW = PREFIX + "short-window"
 A_EXHAUSTION = PREFIX + "exhaustion-within"
+A_PAGE_WITHIN = PREFIX + "page-within"
 A_FREEZE_BELOW = PREFIX + "budget-policy.freeze-below"
 A_FREEZE_PAGE = PREFIX + "budget-policy.freeze-on-page-burn"
 

@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from monitor import conventions as cv
 from monitor import events
 from monitor.errors import GenerateError
 from monitor.model import SLO, Endpoint, Model, RequestClass
@@ -105,6 +104,8 @@ def slo_document(model: Model, slo: SLO) -> dict[str, Any]:
         notes[d.A_MIN_EVENTS] = str(slo.min_events)
     if slo.exhaustion_within is not None:
         notes[d.A_EXHAUSTION] = format_duration(slo.exhaustion_within)
+    if slo.page_within is not None:
+        notes[d.A_PAGE_WITHIN] = format_duration(slo.page_within)
     meta = _metadata(f"{slo.request_class}-{slo.name}", notes)
     meta["annotations"][d.A_NAME] = slo.name  # the SLO's own name: metadata.name holds the class too
     meta["displayName"] = f"{slo.request_class} {slo.name}"
@@ -117,7 +118,7 @@ def slo_document(model: Model, slo: SLO) -> dict[str, Any]:
         "timeWindow": [{"duration": slo.period_window, "isRolling": True}],
         "budgetingMethod": "Occurrences",
         "objectives": [objective],
-        "alertPolicies": [alerts.policy_name(row, slo.period_window) for row in cv.BURN_ALERTS],
+        "alertPolicies": alerts.slo_policy_names(slo),
     }
     if slo.description:
         spec = {"description": slo.description, **spec}

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from monitor.durations import parse_duration
 from monitor.model import SLO
 from monitor.openslo import documents as d
-from monitor.openslo.alerts import check_condition
+from monitor.openslo.alerts import Scheme, check_condition
 from monitor.openslo.durations import format_duration, openslo_seconds
 from monitor.openslo.queries import (
     Scope,
@@ -211,7 +212,7 @@ def _objective(inp: SLOInput, problems: d.Problems) -> float | None:
     return round(float(target) * 100, 10)
 
 
-def _policies(inp: SLOInput, period: float, index: Index, problems: d.Problems) -> None:
+def _policies(inp: SLOInput, scheme: Scheme, index: Index, problems: d.Problems) -> None:
     doc = inp.doc
     for i, item in enumerate(inp.alert_policies):
         path = f"spec.alertPolicies[{i}]"
@@ -236,7 +237,7 @@ def _policies(inp: SLOInput, period: float, index: Index, problems: d.Problems) 
                     continue
                 cond = {"spec": ref.spec}
             cspec = cond.get("spec") if isinstance(cond, dict) else None
-            check_condition(doc, f"{cpath}.spec", cspec if isinstance(cspec, dict) else {}, period, problems)
+            check_condition(doc, f"{cpath}.spec", cspec if isinstance(cspec, dict) else {}, scheme, problems)
 
 
 def map_slo(
@@ -247,8 +248,9 @@ def map_slo(
     ok = _budgeting(inp, problems)
     period, objective = _period(inp, problems), _objective(inp, problems)
     what = _indicator(inp, cls, index, problems, scope) if inp.objectives else None
-    if period is not None:
-        _policies(inp, period, index, problems)
+    within = _page_within(inp, problems)
+    if period is not None and objective is not None:
+        _policies(inp, (period, 1 - objective / 100, within), index, problems)
     if not ok or period is None or objective is None or what is None:
         return None
     out: dict[str, Any] = {"name": inp.doc.m3mon_name, "sli": what["sli"]}
@@ -257,8 +259,22 @@ def map_slo(
     out.update(objective=objective, period=format_duration(period), source=what["source"])
     if inp.description:
         out["description"] = inp.description
-    if (within := inp.doc.annotation(d.A_EXHAUSTION)) is not None:
-        out["exhaustion_within"] = within
+    if (exhaustion := inp.doc.annotation(d.A_EXHAUSTION)) is not None:
+        out["exhaustion_within"] = exhaustion
     if (min_events := inp.doc.annotation(d.A_MIN_EVENTS)) is not None:
         out["min_events"] = int(min_events) if min_events.isdigit() else min_events
+    if within is not None:
+        out["page_within"] = format_duration(within)
     return out
+
+
+def _page_within(inp: SLOInput, problems: d.Problems) -> float | None:
+    """The SLO's ``page_within`` from its annotation (it lowers the first page row's factor)."""
+    text = inp.doc.annotation(d.A_PAGE_WITHIN)
+    if text is None:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        problems.add(inp.doc, f"metadata.annotations.{d.A_PAGE_WITHIN}", str(exc))
+        return None

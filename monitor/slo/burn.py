@@ -27,18 +27,23 @@ OBJECTIVES = (90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
 ERROR_RATES = (1.0, 0.1)
 
 
-def _first_page_row() -> BurnAlert:
+def first_page_row() -> BurnAlert:
     return next(r for r in BURN_ALERTS if r.severity == "page")
 
 
 def factor(slo: SLO, row: BurnAlert) -> float:
     """The burn-rate factor ``row`` fires above for ``slo`` (module docstring)."""
-    workbook = row.factor(slo.period)
-    if slo.page_within is None or row != _first_page_row():
+    return factor_of(row, slo.period, slo.budget, slo.page_within)
+
+
+def factor_of(row: BurnAlert, period: float, budget: float, page_within: float | None) -> float:
+    """:func:`factor` from an SLO's period, error budget (1 − objective) and ``page_within``."""
+    workbook = row.factor(period)
+    if page_within is None or row != first_page_row():
         return workbook
     # half a step short of page_within: the step at page_within is above the threshold, the one
     # before is not, whatever the rounding of the rule's literals
-    fast = (slo.page_within - STEP / 2) / (slo.budget * window_seconds(row.long_window))
+    fast = (page_within - STEP / 2) / (budget * window_seconds(row.long_window))
     return max(1.0, min(workbook, fast))
 
 

@@ -115,3 +115,25 @@ def test_the_promql_alone_identifies_each_sli(tmp_path: Path) -> None:
     files = sorted(str(p) for p in tmp_path.glob("*.yaml"))
     assert main(["openslo", "import", *files, "-o", str(tmp_path / "back.yaml")]) == 0
     assert load_model(tmp_path / "back.yaml").classes == load_model(config).classes
+
+
+def test_page_within_is_exported_as_its_own_lower_page_threshold(tmp_path: Path) -> None:
+    """Issue 23: the export ignored ``page_within``: an SLO that pages a total outage within
+    10 min was written with the workbook's 14.4× first page row. Its policy now carries the factor
+    the generated rule uses: (page_within − half a step) / (error budget × long window) =
+    (600 − 30) / (0.0275 × 3600) = 5.7576×, and the import gives ``page_within`` back."""
+    config = HERE / "configs" / "other.yaml"
+    assert main(["openslo", "export", "-c", str(config), "-o", str(tmp_path)]) == 0
+    slos = list(yaml.safe_load_all((tmp_path / "slos.yaml").read_text(encoding="utf-8")))
+    (slo,) = [s for s in slos if s["metadata"]["name"] == "chat.fast-correct"]
+    assert slo["metadata"]["annotations"]["m3mon.dev/page-within"] == "10m"
+    first = slo["spec"]["alertPolicies"][0]
+    assert first == "m3mon-burn-page-1h-5m-30d-within-10m-at-97p25"
+    policies = {
+        p["metadata"]["name"]: p for p in yaml.safe_load_all((tmp_path / "alert-policies.yaml").read_text())
+    }
+    condition = policies[first]["spec"]["conditions"][0]["spec"]["condition"]
+    assert condition["threshold"] == pytest.approx(570 / (0.0275 * 3600))
+    assert slo["spec"]["alertPolicies"][1:] == [
+        "m3mon-burn-page-6h-30m-30d", "m3mon-burn-ticket-1d-2h-30d", "m3mon-burn-ticket-3d-6h-30d"
+    ]  # fmt: skip
