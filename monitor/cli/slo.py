@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from monitor.errors import UsageError
+from monitor.slo import numbers
 from monitor.slo.evaluate import SLOEvaluation, WindowResult
 from monitor.slo.exhaustion import exhaustion, format_seconds
 
@@ -60,7 +61,7 @@ def parse_time(text: str | None, option: str = "--at") -> float:
 
 
 def _pct(v: float | None) -> str:
-    return "no data" if v is None else f"{v * 100:.3f}%"
+    return numbers.attainment(v)
 
 
 def format_table(evaluations: list[SLOEvaluation], periods: dict[str, str]) -> str:
@@ -77,7 +78,7 @@ def format_table(evaluations: list[SLOEvaluation], periods: dict[str, str]) -> s
             [e.request_class, e.slo_name, f"{e.objective * 100:g}%"]
             + [_pct(w.attainment if w else None) for w in wins]
             + [
-                _pct(period.budget_remaining if period else None),
+                numbers.budget(period.budget_remaining if period else None),
                 "-" if burn is None or burn.burn_rate is None else f"{burn.burn_rate:.2f}",
                 "/".join(format_seconds(t) for _, t in exhaustion(e).by_window),
                 status,

@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from monitor.model import Model
 from monitor.report.data import Period
+from monitor.slo import numbers
 from monitor.slo.evaluate import burn_alerts
 from monitor.store import Store
 from monitor.store.evaluations import EvaluationRepo
@@ -33,7 +34,7 @@ HISTORY_NOTE = """  (attained, budget left: the latest evaluation over the SLO p
 
 
 def _pct(value: float | None) -> str:
-    return "no data" if value is None else f"{value * 100:.2f}%"
+    return numbers.attainment(value)
 
 
 def progress_line(service: Service, elapsed: float) -> str:
@@ -60,7 +61,7 @@ def slo_table(model: Model, store: Store, since: float) -> list[str]:
         rows.append(
             f"  {slo.request_class:<20} {slo.name:<14} {slo.objective * 100:>8g}% "
             f"{_pct(period.attainment if period else None):>9} "
-            f"{_pct(period.budget_remaining if period else None):>11}  {worst}{fired}"
+            f"{numbers.budget(period.budget_remaining if period else None):>11}  {worst}{fired}"
         )
     return rows
 

@@ -10,8 +10,9 @@ import math
 from datetime import datetime
 
 from monitor.report.data import SOURCE_DERIVED, ReaderLine, Status
+from monitor.slo import numbers
 
-NO_DATA = "no data"
+NO_DATA = numbers.NO_DATA
 
 STATUS_TEXT: dict[Status, str] = {
     "met": "met",
@@ -28,18 +29,16 @@ def status(value: Status) -> str:
 
 def pct(ratio: float | None, digits: int = 3) -> str:
     """A ratio as a percentage with fixed decimals: ``0.9995`` -> ``99.950%``."""
-    if ratio is None or math.isnan(ratio):
-        return NO_DATA
-    return f"{ratio * 100:.{digits}f}%"
+    return numbers.percent(ratio, digits)
 
 
 def attainment(ratio: float | None) -> str:
-    return pct(ratio, 3)
+    return numbers.attainment(ratio)
 
 
 def budget(ratio: float | None) -> str:
     """Share of the error budget left (negative when overspent)."""
-    return pct(ratio, 1)
+    return numbers.budget(ratio)
 
 
 def objective(ratio: float) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from monitor.model import RequestClass
+from monitor.slo import numbers
 from monitor.slo.evaluate import STATUS_BURNING, SLOEvaluation
 from monitor.slo.exhaustion import format_seconds
 
@@ -42,7 +43,7 @@ class PolicyState:
         if self.frozen:
             return f"{self.request_class}: " + "; ".join(self.reasons)
         limit = f"{self.freeze_below * 100:g} %"
-        lowest = f" (lowest: {self.lowest[0]} {self.lowest[1] * 100:.1f} %)" if self.lowest else ""
+        lowest = f" (lowest: {self.lowest[0]} {numbers.budget(self.lowest[1])})" if self.lowest else ""
         burn = " and no page-level burn" if self.freeze_on_page_burn else ""
         missing = f"; {self.no_data} SLO(s) without data" if self.no_data else ""
         return (
@@ -84,7 +85,7 @@ def policy_state(
         left.append((e.slo_name, remaining))
         if remaining < policy.freeze_below:
             reasons.append(
-                f"{e.slo_name} has {remaining * 100:.1f} % of its {periods[e.slo_id]} error budget left "
+                f"{e.slo_name} has {numbers.budget(remaining)} of its {periods[e.slo_id]} error budget left "
                 f"(policy: freeze below {policy.freeze_below * 100:g} %)"
             )
         if policy.freeze_on_page_burn and e.status == STATUS_BURNING and e.severity == "page":

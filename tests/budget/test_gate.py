@@ -33,14 +33,14 @@ def _gate(
 def test_budget_below_the_policy_limit_freezes(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _gate(config, "steady", capsys) == (
         1,
-        "frozen: steady: avail has 16.7 % of its 30d error budget left (policy: freeze below 20 %)",
+        "frozen: steady: avail has 16.7% of its 30d error budget left (policy: freeze below 20 %)",
     )
 
 
 def test_enough_budget_and_no_page_burn_passes(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _gate(config, "ramp", capsys) == (
         0,
-        "ok: ramp: every SLO has at least 10 % of its budget left (lowest: avail 58.3 %)",
+        "ok: ramp: every SLO has at least 10 % of its budget left (lowest: avail 58.3%)",
     )
 
 
@@ -54,7 +54,7 @@ def test_a_page_level_burn_freezes_under_the_default_policy(
     # twenty hours earlier the same class was healthy (whole budget left, nothing burning)
     assert _gate(config, "burst", capsys, at=sc.AT - 20 * 3600) == (
         0,
-        "ok: burst: every SLO has at least 10 % of its budget left and no page-level burn (lowest: avail 100.0 %)",
+        "ok: burst: every SLO has at least 10 % of its budget left and no page-level burn (lowest: avail 100.0%)",
     )
 
 

@@ -22,7 +22,7 @@ def test_section_states_the_policy_and_the_projection_per_slo(db_url: str) -> No
     by_class = {c.name: c for c in items}
     assert by_class["steady"].frozen and by_class["burst"].frozen
     assert not by_class["ramp"].frozen and not by_class["quiet"].frozen
-    assert by_class["steady"].verdict.startswith("frozen: steady: avail has 16.7 %")
+    assert by_class["steady"].verdict.startswith("frozen: steady: avail has 16.7%")
     # 86 400 s = 1d and 518 400 s = 6d; 378 000 s = 4d 9h and 3 628 800 s = 42d; quiet: no events
     assert [(c.name, c.slos[0].shown, c.slos[0].alerting) for c in items] == [
         ("steady", ("1d", "6d"), True),

@@ -128,3 +128,23 @@ def test_slo_status_week_is_the_reports_this_week(
     assert definition in (built.out / "report.md").read_text().replace("\\", "")
     assert main(["slo", "status", "-c", built.week.model.source, "--week", "2026-W99"]) == 2
     assert "--week: '2026-W99' is not a week of year 2026" in capsys.readouterr().err
+
+
+def test_a_budget_reads_the_same_in_the_report_the_status_and_the_gate(
+    built: Built, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24, finding 5: one budget left was printed as −240.51 %, −240.4 % and −240.438 %. Chat's
+    availability has 1 − (3/360)/0.01 = 16.67 % of its budget left at the week's end (week.py):
+    the report, ``slo status`` and ``budget gate`` all write it ``16.7%``."""
+    monkeypatch.setenv("M3MON_STORAGE_URL", built.week.url)
+    assert "16.7%" in (built.out / "report.md").read_text()
+    assert main(["slo", "status", "-c", built.week.model.source, "--week", W.WEEK]) == 0
+    (row,) = [
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("chat ") and " availability " in line
+    ]
+    assert " 16.7% " in f" {row} " and "16.667" not in row
+    at = str(datetime(2026, 11, 30, tzinfo=UTC).timestamp())
+    main(["budget", "gate", "-c", built.week.model.source, "--class", "chat", "--at", at, "--allow-stale"])
+    assert "(lowest: availability 16.7%)" in capsys.readouterr().out
