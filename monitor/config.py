@@ -7,6 +7,7 @@ the rest of the package uses. Every problem is reported as ``FILE:LINE: YAML.PAT
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -161,6 +162,16 @@ class RequestClassSpec(_Strict):
         if self.probe.long_prompt_tokens and self.probe.long_prompt_tokens >= self.max_context_tokens:
             raise ValueError("probe.long_prompt_tokens must be below max_context_tokens")
         return self
+
+
+def sqlite_beside(url: str, folder: Path) -> str:
+    """``url`` with a relative SQLite file made absolute under ``folder`` (the config file's), so
+    one config names one store whatever the working directory; any other URL as given."""
+    scheme, sep, rest = url.partition(":///")
+    if scheme.partition("+")[0] != "sqlite" or not sep or not rest or rest.startswith((":memory:", "/")):
+        return url
+    path, query, args = rest.partition("?")
+    return f"{scheme}:///{os.path.abspath(folder / path)}{query}{args}"
 
 
 class StorageSpec(_Strict):

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from monitor.config import ConfigSpec, load_config, parse_maintenance_file
+from monitor.config import ConfigSpec, load_config, parse_maintenance_file, sqlite_beside
 from monitor.conventions import LATENCY_SLIS, PROBE_LATENCY_BUCKETS, period_window
 from monitor.errors import ConfigError
 from monitor.maintenance import Maintenance, MaintenanceSpec, build_maintenance
@@ -317,7 +317,10 @@ def build_model(
         webhook_url=r.webhook_url,
     )
     s = spec.storage
-    url = os.environ.get(STORAGE_URL_ENV) or _sqlite_beside(source, s.url)
+    # a relative SQLite file is beside the config file; an environment URL is taken as given
+    url = os.environ.get(STORAGE_URL_ENV) or (
+        s.url if source.startswith("<") else sqlite_beside(s.url, Path(source).parent)
+    )
     storage = Storage(url, s.retention, s.buffer_dir, s.buffer_max_items)
     return Model(
         source=source,
@@ -349,18 +352,6 @@ def _beside(source: str, path: str | None) -> str | None:
     if path is None or Path(path).is_absolute() or source.startswith("<"):
         return path
     return str(Path(source).parent / path)
-
-
-def _sqlite_beside(source: str, url: str) -> str:
-    """A relative SQLite file in ``url`` made relative to the config file's folder, so one config
-    names one store whatever the working directory (an environment URL is left as given)."""
-    scheme, sep, rest = url.partition(":///")
-    if scheme.partition("+")[0] != "sqlite" or not sep or not rest or rest.startswith((":memory:", "/")):
-        return url
-    if source.startswith("<"):
-        return url
-    path, query, args = rest.partition("?")
-    return f"{scheme}:///{os.path.abspath(Path(source).parent / path)}{query}{args}"
 
 
 def _maintenance_file(spec: ConfigSpec, source: str) -> tuple[MaintenanceSpec, ...]:

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from monitor.config import AlertingSpec, EndpointSpec, parse_config
+from monitor.config import AlertingSpec, EndpointSpec, parse_config, sqlite_beside
 from monitor.errors import ConfigError
 from monitor.openslo import documents as d
 from monitor.openslo.mapping import Index, map_slo
@@ -192,9 +192,7 @@ def rebase(base: dict[str, Any], folder: Path) -> dict[str, Any]:
 
     storage = out.get("storage")
     if isinstance(storage, dict) and isinstance(url := storage.get("url"), str):
-        scheme, sep, rest = url.partition(":///")
-        if scheme.partition("+")[0] == "sqlite" and sep and rest and not rest.startswith((":memory:", "/")):
-            out["storage"] = {**storage, "url": f"{scheme}:///{absolute(rest)}"}
+        out["storage"] = {**storage, "url": sqlite_beside(url, folder)}
     exporter = out.get("exporter")
     if isinstance(exporter, dict) and isinstance(web := exporter.get("web_config_file"), str):
         out["exporter"] = {**exporter, "web_config_file": absolute(web)}

@@ -32,7 +32,7 @@ from monitor.probes.wire import StampingTransport
 from monitor.replay.arrivals import schedule
 from monitor.replay.profile import TrafficProfile
 from monitor.replay.requests import Outcome, Planned, Sender, plan_request
-from monitor.replay.sizing import MEASURED, TOLERANCE, UNMEASURED
+from monitor.replay.sizing import MEASURED
 from monitor.replay.summary import ReplaySummary, summarize
 
 Progress = Callable[[int, int, float], None]  # (finished, failed, elapsed seconds)
@@ -106,10 +106,9 @@ async def replay(
             gate = asyncio.Semaphore(PREPARING)
             await asyncio.gather(*(_at(sender, client, p, started, tally, gate) for p in planned))
     order = sorted(range(len(tally.outcomes)), key=lambda i: tally.outcomes[i].planned.index)
-    sizing = UNMEASURED if sender.unmeasured or sender.calibration.source != "tokenize" else MEASURED
-    if sender.unfit:
-        sizing += f"; {sender.unfit} prompt(s) could not be sized within {TOLERANCE:.0%} of their plan"
-    return Run([tally.outcomes[i] for i in order], [tally.ends[i] for i in order], started, wall, sizing)
+    return Run(
+        [tally.outcomes[i] for i in order], [tally.ends[i] for i in order], started, wall, sender.sizing
+    )
 
 
 #: Prompts measured with the server's tokenizer at once, ahead of their send times (rate mode).

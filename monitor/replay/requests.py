@@ -34,7 +34,7 @@ from monitor.probes.target import Target
 from monitor.probes.tokens import ESTIMATE, Calibration, filler
 from monitor.probes.tool_call import TOOLS, judge_tool_turn
 from monitor.replay.profile import TrafficProfile
-from monitor.replay.sizing import TOLERANCE, Messages, Words, fit, per_word, words_for
+from monitor.replay.sizing import MEASURED, TOLERANCE, UNMEASURED, Messages, Words, fit, per_word, words_for
 
 KINDS = ("text", "reasoning", "tool", "image")
 TOOL_INSTRUCTION = " Use the get_weather tool for Paris in celsius."
@@ -146,7 +146,15 @@ class Sender:
                 return [image_message(square_png(PALETTE[colour]), text)]
             return [{"role": "user", "content": text}]
 
-        return build, words_for(cal, max(1, cal.sentences(max(1, p.prompt_tokens), fixed) - 1))
+        return build, words_for(max(1, cal.sentences(max(1, p.prompt_tokens), fixed) - 1))
+
+    @property
+    def sizing(self) -> str:
+        """How this run's prompts were sized (``ReplaySummary.prompt_sizing``)."""
+        text = UNMEASURED if self.unmeasured or self.calibration.source != "tokenize" else MEASURED
+        if self.unfit:
+            text += f"; {self.unfit} prompt(s) could not be sized within {TOLERANCE:.0%} of their plan"
+        return text
 
     async def prepare(self, client: httpx.AsyncClient, p: Planned) -> Messages:
         """The request's messages, sized with the server's tokenizer where it can measure them

@@ -59,7 +59,7 @@ class Words:
         return " ".join(self.words[:n])
 
 
-def words_for(calibration: Calibration, sentences: int) -> int:
+def words_for(sentences: int) -> int:
     """The word count of ``sentences`` filler sentences."""
     return max(1, sentences * SENTENCE_WORDS)
 
