@@ -9,9 +9,8 @@ pages by eye (``grep time_to_first_token_seconds_bucket``), not computed by the 
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from monitor.generate.promql import VLLM_LATENCY
 from monitor.slo.edges import families
 from monitor.slo.slices import SERVER_HISTOGRAMS
 from tests.config.test_check_volume import EXAMPLE, EXAMPLE_WARNINGS, findings_of
+from tests.support.http import serving
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "metrics"
 CUSTOM = Path(__file__).parent / "pages" / "vllm-0.13.0-custom-ttft-buckets.metrics.txt"
@@ -239,15 +239,8 @@ class _Pages(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with serving(_Pages) as url:
+        yield url
 
 
 def test_url_is_fetched_like_the_collector_does(server: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-from datetime import UTC, datetime
 from pathlib import Path
 
-from monitor.model import load_model
-from monitor.report import generate
-from monitor.report.data import Period
-from monitor.store import Store
-from monitor.store.migrate import upgrade
-from monitor.store.ops import alertmanager_op, endpoints_op
+from monitor.store.ops import alertmanager_op
+from tests.report.stores import rendered, stored
 from tests.support.real import require_binary
 
 CLASSES = ("repo-analysis-128k", "interactive-32k", "extended-context")
@@ -45,25 +40,14 @@ def _alert(cls: str, k: int, name: str) -> dict[str, object]:
 
 def test_no_pdf_word_runs_off_the_page(tmp_path: Path) -> None:
     pdftotext = require_binary("pdftotext", "/usr/bin/pdftotext")
-    (tmp_path / "monitor.yaml").write_text(CONFIG)
-    model = load_model(tmp_path / "monitor.yaml")
-    url = f"sqlite:///{tmp_path / 'r.db'}"
-    upgrade(url)
-    store = Store(url)
-    try:
-        ops = [endpoints_op(model.endpoints)]
-        names = ("SLOErrorBudgetBurnTicket", "SLOErrorBudgetBurnPage", "SLOErrorBudgetExhausted")
-        ops += [
-            alertmanager_op(_alert(c, k, names[k % 3]), 1_764_000_000.0 + k)
-            for k, c in enumerate(CLASSES * 3)
-        ]
-        store.apply(ops)
-        week = Period("2026-W48", datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 30, tzinfo=UTC))
-        rendered = generate.render(generate.build(model, store, week, datetime(2026, 12, 1, tzinfo=UTC)))
-    finally:
-        store.close()
+    names = ("SLOErrorBudgetBurnTicket", "SLOErrorBudgetBurnPage", "SLOErrorBudgetExhausted")
+    alerts = [
+        alertmanager_op(_alert(c, k, names[k % 3]), 1_764_000_000.0 + k) for k, c in enumerate(CLASSES * 3)
+    ]
+    model, url = stored(tmp_path, CONFIG, lambda _: alerts)
+    report = rendered(model, url)
     pdf = tmp_path / "report.pdf"
-    pdf.write_bytes(rendered.pdf)
+    pdf.write_bytes(report.pdf)
     boxes = subprocess.run([pdftotext, "-bbox", str(pdf), "-"], capture_output=True, text=True, timeout=60,
                            check=True).stdout  # fmt: skip
     words = re.findall(

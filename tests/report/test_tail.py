@@ -6,20 +6,17 @@ from __future__ import annotations
 import html
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from monitor.model import load_model
+from monitor.model import Model
 from monitor.probes.result import ProbeResult, Timings
-from monitor.report import generate
 from monitor.report.collect_probes import ProbeFacts
-from monitor.report.data import Period
 from monitor.report.redact import Redactor
 from monitor.report.tail import TailShare
 from monitor.store import Store
-from monitor.store.migrate import upgrade
-from monitor.store.ops import endpoints_op, probe_op
+from monitor.store.ops import probe_op
+from tests.report.stores import WEEK, rendered, stored
 
 CONFIG = """\
 version: m3mon/v1
@@ -45,37 +42,26 @@ def _probe(cls: str, k: int, slow: bool) -> ProbeResult:
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    tmp = tmp_path_factory.mktemp("tail")
-    (tmp / "monitor.yaml").write_text(CONFIG)
-    model = load_model(tmp / "monitor.yaml")
-    url = f"sqlite:///{tmp / 't.db'}"
-    upgrade(url)
-    store = Store(url)
-    try:
-        probes = [_probe("chat", k, slow=k in (18, 19)) for k in range(20)] + [
-            _probe("few", k, False) for k in range(5)
-        ]
-        store.apply([endpoints_op(model.endpoints), *(probe_op(model, p) for p in probes)])
-    finally:
-        store.close()
-    return tmp, url
+def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Model, str]:
+    probes = [_probe("chat", k, slow=k in (18, 19)) for k in range(20)] + [
+        _probe("few", k, False) for k in range(5)
+    ]
+    return stored(tmp_path_factory.mktemp("tail"), CONFIG, lambda model: [probe_op(model, p) for p in probes])
 
 
-def _tail(stored: tuple[Path, str]) -> dict[tuple[str, str, str], TailShare]:
-    tmp, url = stored
-    model = load_model(tmp / "monitor.yaml")
-    store = Store(url)
+def _tail(store: tuple[Model, str]) -> dict[tuple[str, str, str], TailShare]:
+    model, url = store
+    db = Store(url)
     try:
-        with store.session() as s:
-            facts = ProbeFacts(model, s, Period("w", START, datetime(2026, 11, 30, tzinfo=UTC)), Redactor())
+        with db.session() as s:
+            facts = ProbeFacts(model, s, WEEK, Redactor())
             return {(t.request_class, t.metric, t.band): t for t in facts.tail()}
     finally:
-        store.close()
+        db.close()
 
 
-def test_the_tail_is_the_queue_and_the_median_is_prefill(stored: tuple[Path, str]) -> None:
-    tail = _tail(stored)
+def test_the_tail_is_the_queue_and_the_median_is_prefill(store: tuple[Model, str]) -> None:
+    tail = _tail(store)
     # TTFT: 18 requests of 0.5 s, 2 of 3.0 s. Nearest-rank P95 is the 19th (3.0 s): the tail is the two
     # slow ones, 6.0 s, of which queue 5.1, prefill 0.8, network 0.1
     t = tail[("chat", "ttft", "p95")]
@@ -99,18 +85,11 @@ def test_the_tail_is_the_queue_and_the_median_is_prefill(stored: tuple[Path, str
     )
 
 
-def test_every_format_says_it(stored: tuple[Path, str], tmp_path: Path) -> None:
-    tmp, url = stored
-    model = load_model(tmp / "monitor.yaml")
-    store = Store(url)
-    try:
-        week = Period("2026-W48", START, datetime(2026, 11, 30, tzinfo=UTC))
-        rendered = generate.render(generate.build(model, store, week, datetime(2026, 12, 1, tzinfo=UTC)))
-    finally:
-        store.close()
+def test_every_format_says_it(store: tuple[Model, str]) -> None:
+    report = rendered(*store)
     line = "P95+ TTFT of chat (2 requests from 3.00 s): 85% queue; at P50 and below: 80% prefill"
-    assert line in rendered.markdown.replace("\\", "") and line in html.unescape(rendered.html)
-    doc = json.loads(rendered.json)
+    assert line in report.markdown.replace("\\", "") and line in html.unescape(report.html)
+    doc = json.loads(report.json)
     (entry,) = [e for e in doc["tail"] if (e["class"], e["latency"], e["band"]) == ("chat", "ttft", "p95")]
     assert (
         entry["dominant"] == "queue"

@@ -69,6 +69,14 @@ def sim() -> Iterator[SimHandle]:
         yield handle
 
 
+def _migrated(tmp: Path, sim: SimHandle) -> tuple[Path, int]:
+    """The config of a monitor of ``sim`` on a free port, its store migrated."""
+    port = _free_port()
+    cfg = _config(tmp, sim.base_url, port)
+    subprocess.run(_m3mon("db", "upgrade", "-c", str(cfg)), check=True, timeout=60)
+    return cfg, port
+
+
 def _start(cfg: Path, log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:  # the child keeps its own copy of the descriptor
         return subprocess.Popen(_m3mon("run", "-c", str(cfg), "--evaluation-step", str(STEP), "--no-report"),
@@ -98,9 +106,7 @@ def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> int:
 
 
 def test_run_measures_a_fault_records_incidents_and_stops_on_sigterm(sim: SimHandle, tmp_path: Path) -> None:
-    port = _free_port()
-    cfg = _config(tmp_path, sim.base_url, port)
-    subprocess.run(_m3mon("db", "upgrade", "-c", str(cfg)), check=True, timeout=60)
+    cfg, port = _migrated(tmp_path, sim)
     proc = _start(cfg, tmp_path / "run.log")
     try:
         _wait_http(f"http://127.0.0.1:{port}/healthz", time.monotonic() + 20)
@@ -145,9 +151,7 @@ def test_run_measures_a_fault_records_incidents_and_stops_on_sigterm(sim: SimHan
 def test_kill_9_and_restart_leave_no_duplicate_and_no_missing_evaluation(
     sim: SimHandle, tmp_path: Path
 ) -> None:
-    port = _free_port()
-    cfg = _config(tmp_path, sim.base_url, port)
-    subprocess.run(_m3mon("db", "upgrade", "-c", str(cfg)), check=True, timeout=60)
+    cfg, port = _migrated(tmp_path, sim)
     proc = _start(cfg, tmp_path / "run.log")
     _wait_http(f"http://127.0.0.1:{port}/healthz", time.monotonic() + 20)
     time.sleep(6)
@@ -176,9 +180,7 @@ def test_kill_9_and_restart_leave_no_duplicate_and_no_missing_evaluation(
 def test_ctrl_c_stops_cleanly_with_exit_130(sim: SimHandle, tmp_path: Path) -> None:
     """SIGINT is an interruption (README: 130), SIGTERM a supervisor's clean stop (0, above); both
     take the same shutdown path (before: Ctrl-C exited 0)."""
-    port = _free_port()
-    cfg = _config(tmp_path, sim.base_url, port)
-    subprocess.run(_m3mon("db", "upgrade", "-c", str(cfg)), check=True, timeout=60)
+    cfg, port = _migrated(tmp_path, sim)
     proc = _start(cfg, tmp_path / "run.log")
     try:
         _wait_http(f"http://127.0.0.1:{port}/healthz", time.monotonic() + 20)
