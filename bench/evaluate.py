@@ -1,134 +1,220 @@
-"""Benchmark: evaluating every SLO window from a month of 15 s event slices in SQLite.
+"""Benchmark: one evaluation step of N SLOs, every window, from the running sums (incremental).
 
-Builds a temporary SQLite store holding 30 days of 15-second event slices for 10 classes x 5
-SLOs (8.64 M slices; ``M3MON_BENCH_DAYS`` shrinks it), rebuilds the hourly rollups, then times:
+``M3MON_BENCH_SLOS`` (default 500) server SLOs, one endpoint each, on ``M3MON_BENCH_URL`` (a
+PostgreSQL URL; unset: a throwaway PostgreSQL cluster when its binaries are here, else SQLite).
+The store holds what a month of 15 s slices leaves: hourly rollups for 32 days and raw 15 s
+slices in every hour a window starts in (5m … 30d) and the last three hours. Then:
 
-* evaluate: all windows (5m ... 30d, week, month) of all 50 SLOs at one instant (goal <= 1 s);
-* raw evaluate: the same counts summed from raw slices only (what the rollups avoid);
-* report week: reading a week of hourly stored evaluations back through the report API;
+* rebuild: the first :func:`evaluate_due` after a start (reads every SLO's last evaluation and
+  rebuilds the running sums from the rollups) — goal <= 60 s at 5,000 SLOs;
+* step: each next minute's slices are written through the store's write path, then one
+  :func:`evaluate_due` (plans, announce, running sums, all windows, status, stored evaluations) is
+  timed, best and median of ``M3MON_BENCH_STEPS`` (default 5) — goal <= 1 s at 5,000 SLOs; the
+  share spent storing the evaluations is printed apart;
+* old evaluator: today's per-window SQL counts (:class:`monitor.store.counts.EventCounts`) for
+  the same instant, on up to 200 SLOs, scaled per SLO, and checked equal to the running sums;
 
-and prints each as a ratio to a baseline measured in the same run: one ``SELECT count(*)`` over
-the slice table.
+each as a ratio to a baseline measured in the same run: one ``SELECT count(*)`` over the slices.
 """
 
 from __future__ import annotations
 
+import cProfile
+import math
 import os
+import pstats
 import random
+import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 
-from monitor.model import SLO
-from monitor.slo.evaluate import evaluate_counts
-from monitor.store import Store
-from monitor.store import queries as q
-from monitor.store.counts import rebuild_rollups
-from monitor.store.migrate import upgrade
-from monitor.store.ops import evaluations_op
-from monitor.store.tables import EventSliceRow
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-DAYS = int(os.environ.get("M3MON_BENCH_DAYS", "30"))
-STEP = 15.0
-NOW = 1_767_225_600.0 + 40 * 86400  # 2026-02-10 00:00 UTC
+from bench.pg import throwaway_postgres  # noqa: E402
+from monitor.model import SLO, Model  # noqa: E402
+from monitor.slo.due import evaluate_due  # noqa: E402
+from monitor.slo.evaluate import Counter, SLOEvaluation, evaluate_counts  # noqa: E402
+from monitor.slo.slices import EventSlice  # noqa: E402
+from monitor.slo.windows import rolling_lengths  # noqa: E402
+from monitor.store import Store  # noqa: E402
+from monitor.store.migrate import upgrade  # noqa: E402
+from monitor.store.ops import slices_op  # noqa: E402
+
+N = int(os.environ.get("M3MON_BENCH_SLOS", "500"))
+STEPS = int(os.environ.get("M3MON_BENCH_STEPS", "5"))
+#: "1": also profile one more step (cProfile, top 25 by cumulative time)
+PROFILE = os.environ.get("M3MON_BENCH_PROFILE") == "1"
+HOUR, SCRAPE = 3600.0, 15.0
+NOW = 1_767_225_600.0 + 40 * 86400 + 40 * 60  # 2026-02-10 00:40 UTC: windows start mid-hour
 SLOS = [
-    SLO(f"class-{c}", f"slo-{i}", "availability", 0.999, 30 * 86400.0, "server")
-    for c in range(10)
-    for i in range(5)
+    SLO(f"class-{i // 5}", f"slo-{i % 5}", "availability", 0.999, 30 * 86400.0, "server") for i in range(N)
 ]
 
 
-def rows() -> Iterator[tuple[object, ...]]:
-    rnd = random.Random(7)
-    start = NOW - DAYS * 86400
-    n = int(DAYS * 86400 / STEP)
+def raw_hours() -> list[float]:
+    """Ends of the hours holding raw slices: where a window starts, and the last three."""
+    top = math.floor(NOW / HOUR) * HOUR
+    starts = {math.floor((NOW - n) / HOUR) * HOUR + HOUR for n in rolling_lengths(SLOS)}
+    return sorted(starts | {top - HOUR, top, top + HOUR})
+
+
+def slice_rows(rnd: random.Random, hour_end: float, until: float) -> Iterator[tuple[float, float, float]]:
+    """(end, good, total) of the 15 s slices ending in ``(hour_end − 1h, min(hour_end, until)]``."""
+    end = hour_end - HOUR + SCRAPE
+    while end <= min(hour_end, until):
+        total = float(rnd.randint(5, 40))
+        yield end, total - (rnd.random() < 0.01), total
+        end += SCRAPE
+
+
+def rows() -> Iterator[tuple[str, tuple[object, ...]]]:
+    """("slice" | "rollup", row) of every SLO: 32 days of hourly rollups, raw slices where needed;
+    a rollup of an hour with raw slices is their exact sum."""
+    rnd, hours, top = random.Random(7), set(raw_hours()), math.floor(NOW / HOUR) * HOUR + HOUR
     for slo in SLOS:
-        for k in range(1, n + 1):
-            end = start + k * STEP
-            total = float(rnd.randint(5, 40))
-            yield slo.id, "ep", "server", "server", end - STEP, end, total - (rnd.random() < 0.01), total, 1
+        for h in (top - k * HOUR for k in range(32 * 24 + 1)):
+            raw = list(slice_rows(rnd, h, NOW)) if h in hours else []
+            for e, g, t in raw:
+                yield "slice", (slo.id, "ep", "server", "server", e - SCRAPE, e, g, t, True)
+            good, total = (sum(r[1] for r in raw), sum(r[2] for r in raw)) if raw else (9990.0, 1e4)
+            yield "rollup", (slo.id, h, good, total)
 
 
-def timed(fn: Callable[[], object], repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def build(store: Store) -> None:
+def load(store: Store) -> None:
+    """Bulk-load rollups and raw slices (the write path is timed per step, not for a month)."""
+    cols = 'slo_id, endpoint, origin, source, start, "end", good, total, exact'
     raw = store.engine.raw_connection()
+    counted = {"slice": 0, "rollup": 0}
     try:
         cur = raw.cursor()
-        cur.execute("PRAGMA synchronous=OFF")
-        cur.execute("PRAGMA cache_size=-400000")
-        cur.executemany(
-            'INSERT INTO event_slices (slo_id, endpoint, origin, source, start, "end", good, total, exact) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows(),
-        )
+        if store.engine.dialect.name == "postgresql":
+            for kind, table in (("slice", f"event_slices ({cols})"), ("rollup", "slice_rollups")):
+                with cur.copy(f"COPY {table} FROM STDIN") as copy:  # type: ignore[attr-defined]
+                    for row in (r for k, r in rows() if k == kind):  # rows() is deterministic
+                        copy.write_row(row)
+                        counted[kind] += 1
+        else:
+            for kind, row in rows():
+                table = f"event_slices ({cols})" if kind == "slice" else "slice_rollups"
+                cur.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(row))})", row)
+                counted[kind] += 1
         raw.commit()
     finally:
         raw.close()
+    print(f"loaded {counted['slice']:,} slices and {counted['rollup']:,} hourly rollups of {N:,} SLOs")
+
+
+class TimedStore(Store):
+    """The store, timing what storing evaluations costs."""
+
+    saving = reading = 0.0
+
+    @contextmanager
+    def step_counter(self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]) -> Iterator[Counter]:
+        t = time.perf_counter()
+        with super().step_counter(at, slo_ids, lengths) as counts:
+            self.reading += time.perf_counter() - t
+            yield counts
+
+    def save_evaluations(self, evaluations: list[SLOEvaluation], replace: bool = False) -> int:  # type: ignore[override]
+        t = time.perf_counter()
+        try:
+            return super().save_evaluations(evaluations, replace)
+        finally:
+            self.saving += time.perf_counter() - t
+
+
+def write_minute(store: Store, rnd: random.Random, before: float, at: float) -> None:
+    ends = [e for e in (before + k * SCRAPE for k in range(1, 5)) if e <= at]
+    slices = [EventSlice(s.id, "ep", "server", e - SCRAPE, e, 20.0 - (rnd.random() < 0.01), 20.0, "server")
+              for s in SLOS for e in ends]  # fmt: skip
+    store.apply([slices_op(slices)])
+
+
+def old_evaluator(store: Store, at: float, got: dict[str, SLOEvaluation]) -> float:
+    """Seconds per SLO for today's per-window SQL counts; checks they equal the running sums."""
+    sample = SLOS[:200]
     t = time.perf_counter()
+    with store.counter() as counts:
+        old = [evaluate_counts(slo, at, counts) for slo in sample]
+    per_slo = (time.perf_counter() - t) / len(sample)
+    assert all(o == got[o.slo_id] for o in old), "running sums differ from the per-window SQL counts"
+    return per_slo
+
+
+def run(url: str) -> None:
+    upgrade(url)
+    store = TimedStore(url)
+    load(store)
+    model = cast(Model, SimpleNamespace(slos=SLOS))
     with store.session() as s:
-        rebuild_rollups(s)
-    print(f"rebuilt hourly rollups in {time.perf_counter() - t:.1f}s")
+        s.execute(text("ANALYZE"))
+
+    def baseline() -> float:
+        t = time.perf_counter()
+        with store.session() as s:
+            s.execute(text("SELECT count(*) FROM event_slices")).one()
+        return time.perf_counter() - t
+
+    t = time.perf_counter()
+    evaluate_due(store, model, NOW)
+    rebuild = time.perf_counter() - t
+    rnd, steps, saves, at = random.Random(11), [], [], NOW
+    done: list[SLOEvaluation] = []
+    for _ in range(STEPS):
+        write_minute(store, rnd, at, at + 60)
+        at += 60
+        store.saving = store.reading = 0.0
+        t = time.perf_counter()
+        done = evaluate_due(store, model, at)
+        steps.append(time.perf_counter() - t)
+        saves.append((store.saving, store.reading))
+        assert len(done) == N, f"{len(done)} evaluations, expected {N}"
+    if PROFILE:
+        write_minute(store, rnd, at, at + 60)
+        at += 60
+        profile = cProfile.Profile()
+        done = profile.runcall(evaluate_due, store, model, at)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(25)
+    old = old_evaluator(store, at, {e.slo_id: e for e in done})
+    base = min(baseline() for _ in range(3))
+    report(base, rebuild, steps, saves, old, store.running.memory() / N)
+    store.close()
 
 
-def raw_counts(store: Store) -> None:
-    s = EventSliceRow
-    with store.session() as session:
-        for slo in SLOS:
-            for w in evaluate_counts(slo, NOW, lambda *_: (0.0, 0.0)).windows:
-                q_ = select(func.sum(s.good), func.sum(s.total))
-                session.execute(q_.where(s.slo_id == slo.id, s.end > w.start, s.end <= w.end)).one()
+def report(
+    base: float, rebuild: float, steps: list[float], saves: list[float], old: float, mem: float
+) -> None:
+    best, median = min(steps), statistics.median(steps)
+    i = steps.index(best)
+    print(f"baseline count(*): {base * 1000:.1f} ms")
+    print(f"{N:,} SLOs: one step (all windows) best {best:.3f} s, median {median:.3f} s "
+          f"({best / base:.1f}x one count(*)); of it advancing the running sums {saves[i][1]:.3f} s, "
+          f"storing the evaluations {saves[i][0]:.3f} s")  # fmt: skip
+    print(f"{N:,} SLOs: rebuild after a start {rebuild:.2f} s ({rebuild / base:.0f}x one count(*))")
+    print(f"{N:,} SLOs: today's per-window SQL evaluator {old * N:.2f} s for the same step "
+          f"({old * N / best:.0f}x the incremental step; measured on {min(N, 200)} SLOs)")  # fmt: skip
+    print(f"running sums: {mem / 1024:.1f} KiB per SLO")
+    print(f"goal: one step of {N:,} SLOs <= 1 s: {'met' if best <= 1.0 else 'NOT met'}; "
+          f"rebuild <= 60 s: {'met' if rebuild <= 60 else 'NOT met'}")  # fmt: skip
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="m3mon-bench-") as tmp:
-        url = f"sqlite:///{Path(tmp) / 'bench.db'}"
-        upgrade(url)
-        store = Store(url)
-        t = time.perf_counter()
-        build(store)
-        print(f"built {len(SLOS)} SLOs x {DAYS} days of {STEP:g}s slices in {time.perf_counter() - t:.1f}s")
-
-        def baseline() -> None:
-            with store.session() as s:
-                s.execute(text("SELECT count(*) FROM event_slices")).one()
-
-        def evaluate() -> None:
-            with store.counter() as counts:
-                for slo in SLOS:
-                    evaluate_counts(slo, NOW, counts)
-
-        week = [
-            evaluate_counts(slo, NOW - h * 3600, lambda *_: (99.0, 100.0)) for h in range(168) for slo in SLOS
-        ]
-        store.apply([evaluations_op(week)])
-
-        def report_week() -> None:
-            with store.session() as s:
-                q.evaluations(s, NOW - 7 * 86400, NOW + 1)
-
-        base = timed(baseline)
-        results = {
-            "evaluate all windows": timed(evaluate),
-            "raw-only evaluate": timed(lambda: raw_counts(store), 1),
-            "report week read": timed(report_week),
-        }
-        print(f"baseline count(*) of {DAYS * 86400 / STEP * len(SLOS):,.0f} slices: {base * 1000:.1f} ms")
-        for name, secs in results.items():
-            print(f"{name:<22} {secs * 1000:9.1f} ms   ratio to baseline {secs / base:6.2f}")
-        goal = results["evaluate all windows"]
-        print(f"goal: evaluate all windows <= 1 s: {'met' if goal <= 1.0 else 'NOT met'} ({goal:.3f} s)")
-        store.close()
+    with ExitStack() as stack:
+        url = os.environ.get("M3MON_BENCH_URL")
+        if url is None:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="m3mon-bench-")))
+            url = stack.enter_context(throwaway_postgres(tmp)) or f"sqlite:///{tmp / 'bench.db'}"
+        run(url)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
 from monitor.slo.due import SETTLE, STEP, evaluate_due
+from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
 from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, spans_op
@@ -65,6 +67,8 @@ class Jobs:
         self.model = model
         self.evaluation_step = evaluation_step
         self.evaluated_step: float | None = None  # the last aligned step fully evaluated
+        #: SLO id -> instant of the evaluation its gauges show (None: read them from the store)
+        self.published: dict[str, float] | None = None
         self.store = store
         self.exporter = exporter
         self.clock = clock
@@ -223,6 +227,8 @@ class Jobs:
         if self.fleet is not None:
             self.store.report_progress(self.fleet.replica, now, self.clock())
             if not self._evaluator():
+                self.store.forget_running()  # a standby reads no steps: its running sums would go stale
+                self.published = None
                 self.exporter.slo.update(self.store.latest_evaluations(self.clock()))
                 self.last_evaluation = self.clock()  # a standby's job is done: it is not the evaluator
                 return 0
@@ -232,10 +238,22 @@ class Jobs:
             self.last_evaluation = self.clock()
             return 0  # this step is done; nothing new is due until the next boundary
         done = evaluate_due(self.store, self.model, now, step=self.evaluation_step)
-        self.exporter.slo.update(self.store.latest_evaluations(now))
+        self._publish(done, now)
         self.evaluated_step = step
         self.last_evaluation = self.clock()
         return len(done)
+
+    def _publish(self, done: list[SLOEvaluation], now: float) -> None:
+        """Set the SLO gauges from what was just evaluated: an SLO's newest evaluation only (a step
+        evaluated again after a late write may be older); from the store on the first run."""
+        if self.published is None:
+            fresh = self.store.latest_evaluations(now)
+            self.published = {}
+        else:
+            fresh = [e for e in done if e.evaluated_at >= self.published.get(e.slo_id, -math.inf)]
+        for e in fresh:
+            self.published[e.slo_id] = max(e.evaluated_at, self.published.get(e.slo_id, -math.inf))
+        self.exporter.slo.update(fresh)
 
     def _cannot_write(self) -> None:
         """Fleet: an evaluator whose writes have failed for :data:`LOCK_GIVE_UP` seconds (or three

@@ -17,14 +17,14 @@ how far it evaluates before it reads any count, so no write can slip between.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
 from monitor.model import SLO, Model
 from monitor.slo.evaluate import Counter, SLOEvaluation, evaluate_counts
-from monitor.slo.windows import align
+from monitor.slo.windows import align, rolling_lengths
 
 STEP = 60.0
 #: A step is evaluated only this long after its instant. Events happen when their outcome is known
@@ -52,7 +52,20 @@ class EvaluationStore(Protocol):
         """A :data:`~monitor.slo.evaluate.Counter` valid inside the ``with`` block (one read session)."""
         ...
 
-    def last_evaluated_at(self, slo_id: str) -> float | None: ...
+    def step_counter(
+        self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]
+    ) -> AbstractContextManager[Counter]:
+        """A Counter for windows of ``slo_ids`` ending at ``at`` (rolling lengths ``lengths``), kept
+        incrementally between calls (:mod:`monitor.store.running`)."""
+        ...
+
+    def forget_running(self, slo_ids: Sequence[str] | None = None) -> None:
+        """The running sums of ``slo_ids`` (None: all) can no longer be trusted."""
+        ...
+
+    def last_evaluated(self, slo_ids: Sequence[str]) -> dict[str, float]:
+        """The newest stored instant of each SLO that has one."""
+        ...
 
     def save_evaluations(self, evaluations: Sequence[SLOEvaluation], replace: bool = False) -> int: ...
 
@@ -117,10 +130,12 @@ class _Plan:
 def _plans(
     store: EvaluationStore, model: Model, now: float, step: float, backfill: float, limit: int
 ) -> list[_Plan]:
-    marks = {d.slo_id: d for d in store.dirty([s.id for s in model.slos])}
+    ids = [s.id for s in model.slos]
+    marks = {d.slo_id: d for d in store.dirty(ids)}
+    lasts = store.last_evaluated(ids)
     out = []
     for slo in model.slos:
-        last, mark = store.last_evaluated_at(slo.id), marks.get(slo.id)
+        last, mark = lasts.get(slo.id), marks.get(slo.id)
         redo = redo_steps(mark, last, now, step, backfill, limit)
         new = due_steps(last, now, step, backfill, limit)
         if redo or new or mark is not None:
@@ -137,11 +152,17 @@ def evaluate_due(
     max_steps: int = MAX_STEPS,
 ) -> list[SLOEvaluation]:
     """Evaluate and store every due step of every SLO, and again every step a late write changed;
-    returns what was evaluated, oldest first per SLO."""
+    returns what was evaluated, oldest first per SLO.
+
+    SLOs without a dirty mark are evaluated step by step together from running sums
+    (:meth:`EvaluationStore.step_counter`); a dirty one is evaluated from the store's counts and
+    its running sums are forgotten (rebuilt at its next step)."""
     plans = _plans(store, model, now, step, max_backfill, max_steps)
     store.announce({p.slo.id: max(p.redo + p.new) for p in plans if p.redo or p.new})
-    done: list[SLOEvaluation] = []
-    for p in plans:
+    dirty = [p for p in plans if p.mark is not None]
+    store.forget_running([p.slo.id for p in dirty])
+    done = _sweep(store, model, [p for p in plans if p.mark is None and p.new])
+    for p in dirty:
         with store.counter() as counts:
             again = [evaluate_counts(p.slo, at, counts) for at in p.redo]
             fresh = [evaluate_counts(p.slo, at, counts) for at in p.new]
@@ -149,9 +170,24 @@ def evaluate_due(
             store.save_evaluations(again, replace=True)
         if fresh:
             store.save_evaluations(fresh)
-        if p.mark is not None:
-            store.advance_dirty(p.mark, _still_dirty(p, now, step))
+        assert p.mark is not None
+        store.advance_dirty(p.mark, _still_dirty(p, now, step))
         done.extend(again + fresh)
+    done.sort(key=lambda e: (e.slo_id, e.evaluated_at))
+    return done
+
+
+def _sweep(store: EvaluationStore, model: Model, plans: Sequence[_Plan]) -> list[SLOEvaluation]:
+    """Every instant any of ``plans`` is due at, oldest first: the running sums are advanced to
+    it for the SLOs due then, and their evaluations stored together."""
+    lengths = rolling_lengths(model.slos)
+    done: list[SLOEvaluation] = []
+    for at in sorted({at for p in plans for at in p.new}):
+        due = [p.slo for p in plans if p.new[0] <= at <= p.new[-1]]
+        with store.step_counter(at, [s.id for s in due], lengths) as counts:
+            fresh = [evaluate_counts(slo, at, counts) for slo in due]
+        store.save_evaluations(fresh)
+        done.extend(fresh)
     return done
 
 

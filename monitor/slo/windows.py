@@ -13,6 +13,7 @@ the 1st, 00:00 UTC).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -59,6 +60,11 @@ def rolling_window_names(slo: SLO) -> tuple[str, ...]:
     if slo.period_window not in names:
         names.append(slo.period_window)
     return tuple(names)
+
+
+def rolling_lengths(slos: Iterable[SLO]) -> frozenset[float]:
+    """The lengths in seconds of every rolling window (the periods too) of ``slos``."""
+    return frozenset({float(secs) for _, secs in ROLLING_WINDOWS} | {float(s.period) for s in slos})
 
 
 def windows_at(slo: SLO, at: float) -> tuple[Window, ...]:

@@ -89,7 +89,7 @@ class EventCounts:
         return head[0] + mid[0] + tail[0], head[1] + mid[1] + tail[1]
 
 
-def _hour_end(session: Session) -> ColumnElement[float]:
+def hour_end_sql(session: Session) -> ColumnElement[float]:
     """SQL for the rollup hour of a slice: ceil(end / 3600) * 3600 on either dialect."""
     x = EventSliceRow.end / HOUR
     if session.get_bind().dialect.name == "postgresql":
@@ -106,7 +106,7 @@ def rebuild_rollups(session: Session) -> int:
     first = math.floor(pruned_before(session) / HOUR) * HOUR + 2 * HOUR
     session.execute(delete(SliceRollupRow).where(SliceRollupRow.hour_end >= first))
     s = EventSliceRow
-    hour = _hour_end(session).label("hour_end")
+    hour = hour_end_sql(session).label("hour_end")
     grouped = (
         select(s.slo_id, hour, func.sum(s.good), func.sum(s.total))
         .where(s.end > first - HOUR, s.maintenance.is_(None))

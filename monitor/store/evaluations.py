@@ -57,6 +57,21 @@ class EvaluationRepo:
         value = self.session.scalar(q)
         return float(value) if value is not None else None
 
+    def last_evaluated(self, slo_ids: Sequence[str], since: float | None) -> dict[str, float]:
+        """The newest evaluated instant of each of ``slo_ids`` that has one. ``since``: an instant
+        most were evaluated at or after (one range read for those; the rest one by one)."""
+        found: dict[str, float] = {}
+        if since is not None:
+            e = EvaluationRow
+            q = select(e.slo_id, func.max(e.evaluated_at)).where(e.evaluated_at >= since).group_by(e.slo_id)
+            wanted = set(slo_ids)
+            found = {k: float(v) for k, v in self.session.execute(q) if k in wanted}
+        for slo_id in (s for s in slo_ids if s not in found):
+            last = self.last_evaluated_at(slo_id)
+            if last is not None:
+                found[slo_id] = last
+        return found
+
     def latest(self, at: float | None = None) -> list[SLOEvaluation]:
         """The newest evaluation of every SLO (at or before ``at`` when given)."""
         e = EvaluationRow

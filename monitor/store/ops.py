@@ -44,7 +44,7 @@ from monitor.store.tables import (
     ScrapeIntervalRow,
     ServerSpanRow,
 )
-from monitor.store.upsert import finite, insert_ignore, upsert_replace
+from monitor.store.upsert import finite, insert_ignore, insert_many_ignore, upsert_replace
 from monitor.traces.span import ServerSpan
 
 Op = dict[str, Any]
@@ -205,7 +205,7 @@ def _apply_evaluations(session: Session, op: Op) -> None:
     if op.get("replace"):
         upsert_replace(session, table, op["rows"], _EVALUATION_KEY, _EVALUATION_VALUES)  # type: ignore[arg-type]
     else:
-        insert_ignore(session, table, op["rows"], _EVALUATION_KEY)  # type: ignore[arg-type]
+        insert_many_ignore(session, table, op["rows"], _EVALUATION_KEY)  # type: ignore[arg-type]
 
 
 def _apply_incidents(session: Session, op: Op) -> None:

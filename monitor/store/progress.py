@@ -64,15 +64,17 @@ def announce(session: Session, until: Mapping[str, float]) -> None:
         {"slo_id": k, "evaluated_until": v, "dirty_since": None, "dirty_version": 0}
         for k, v in sorted(until.items())
     ]
-    for row in rows:
-        stmt = dialect_insert(session, table).values(row)  # type: ignore[arg-type]
-        later = case(
-            (table.c.evaluated_until > stmt.excluded.evaluated_until, table.c.evaluated_until),
-            else_=stmt.excluded.evaluated_until,
-        )
-        session.execute(
-            stmt.on_conflict_do_update(index_elements=["slo_id"], set_={"evaluated_until": later})
-        )
+    if not rows:
+        return
+    stmt = dialect_insert(session, table)  # type: ignore[arg-type]
+    later = case(
+        (table.c.evaluated_until > stmt.excluded.evaluated_until, table.c.evaluated_until),
+        else_=stmt.excluded.evaluated_until,
+    )
+    # one executemany, rows in order: the row locks are taken in SLO id order
+    session.execute(
+        stmt.on_conflict_do_update(index_elements=["slo_id"], set_={"evaluated_until": later}), rows
+    )
 
 
 def dirty(session: Session, slo_ids: Sequence[str]) -> list[Dirty]:

@@ -8,7 +8,7 @@ go through :class:`monitor.store.buffer.BufferedWriter`, which uses :meth:`Store
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from sqlalchemy import inspect
@@ -25,6 +25,7 @@ from monitor.store.evaluations import EvaluationRepo
 from monitor.store.ops import Applied, Op, apply_op
 from monitor.store.readings import lock_endpoints
 from monitor.store.retention import Pruned, prune
+from monitor.store.running import RunningCounts
 
 
 def _is_reading(op: object) -> bool:
@@ -38,6 +39,8 @@ class Store:
         self.url = url
         self.engine = make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        #: the incremental evaluator's window sums (monitor.store.running), kept across steps
+        self.running = RunningCounts()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -76,6 +79,23 @@ class Store:
         with self.session() as s:
             yield EventCounts(s).counts
 
+    @contextmanager
+    def step_counter(self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]) -> Iterator[Counter]:
+        """Window counts at step ``at`` of ``slo_ids`` from the running sums, advanced to ``at``
+        first; anything they do not hold is read as :meth:`counter` reads it."""
+        with self.session() as s:
+            self.running.advance(s, at, slo_ids, lengths)
+            fallback, running = EventCounts(s), self.running
+
+            def counts(slo_id: str, start: float, end: float) -> tuple[float, float]:
+                held = running.counts(slo_id, start, end)
+                return held if held is not None else fallback.counts(slo_id, start, end)
+
+            yield counts
+
+    def forget_running(self, slo_ids: Sequence[str] | None = None) -> None:
+        self.running.forget(slo_ids)
+
     def counts(self, slo_id: str, start: float, end: float) -> tuple[float, float]:
         """Counts of one window in its own session (convenient; use :meth:`counter` in loops)."""
         with self.counter() as counts:
@@ -84,6 +104,12 @@ class Store:
     def last_evaluated_at(self, slo_id: str) -> float | None:
         with self.session() as s:
             return EvaluationRepo(s).last_evaluated_at(slo_id)
+
+    def last_evaluated(self, slo_ids: Sequence[str]) -> dict[str, float]:
+        """Newest stored instants; those evaluated at or after the running sums' step are read in
+        one range scan, the others one by one (all of them on the first call)."""
+        with self.session() as s:
+            return EvaluationRepo(s).last_evaluated(slo_ids, self.running.at)
 
     def save_evaluations(self, evaluations: Sequence[SLOEvaluation], replace: bool = False) -> int:
         with self.session() as s:

@@ -233,6 +233,8 @@ class EventSliceRow(Base):
     __table_args__ = (
         UniqueConstraint("slo_id", "endpoint", "origin", "end"),
         Index("ix_event_slices_slo_end", "slo_id", "end"),
+        # the incremental evaluator: one step's slices of every SLO (monitor.store.running)
+        Index("ix_event_slices_end", "end"),
         # the report's maintenance section: the few excluded slices of a window, by time
         Index(
             "ix_event_slices_maintenance_end",

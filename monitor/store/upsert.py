@@ -51,6 +51,30 @@ def insert_ignore(
     return inserted
 
 
+def insert_many_ignore(
+    session: Session, table: Table, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]
+) -> None:
+    """Insert rows whose natural ``keys`` are new, for large batches whose inserted rows nobody
+    needs: on PostgreSQL one ``INSERT … SELECT FROM unnest(<one array per column>)`` (one
+    statement and one round trip for any number of rows), elsewhere one executemany."""
+    if not rows:
+        return
+    if session.get_bind().dialect.name != "postgresql":
+        stmt = dialect_insert(session, table).on_conflict_do_nothing(index_elements=list(keys))
+        session.execute(stmt, list(rows))
+        return
+    dialect = session.get_bind().dialect
+    cols = list(rows[0])
+    casts = ", ".join(f"%s::{table.c[c].type.compile(dialect=dialect)}[]" for c in cols)
+    quoted = ", ".join(dialect.identifier_preparer.quote(c) for c in cols)
+    sql = (
+        f"INSERT INTO {table.name} ({quoted}) SELECT * FROM unnest({casts}) "
+        f"ON CONFLICT ({', '.join(dialect.identifier_preparer.quote(k) for k in keys)}) DO NOTHING"
+    )
+    columns = tuple([r[c] for r in rows] for c in cols)
+    session.connection().exec_driver_sql(sql, columns)
+
+
 def upsert_add(
     session: Session, table: Table, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], add: Sequence[str]
 ) -> None:

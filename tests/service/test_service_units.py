@@ -7,11 +7,13 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.requests import Request
 
@@ -22,10 +24,13 @@ from monitor.service.jobs import Jobs
 from monitor.service.logs import JsonFormatter, LogfmtFormatter
 from monitor.service.readiness import readiness
 from monitor.service.receivers import Receivers
+from monitor.slo.metrics import SLOMetrics
 from monitor.store import Store
 from monitor.store.migrate import upgrade
+from monitor.store.ops import probe_op
 from monitor.web.body import BodyTooLarge, read_capped
 from tests.service.live import config_doc
+from tests.store.helpers import T0, probe
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -167,3 +172,40 @@ def test_the_exporter_follows_a_reloaded_model(model: Model, tmp_path: Path) -> 
     assert endpoints == {"pool-b"}  # the removed endpoint's series are gone, the new one's exist
     buckets = {s.labels["le"] for s in families["m3mon_probe_ttft_seconds"].samples if "le" in s.labels}
     assert "1.234" in buckets  # the new threshold is a bucket edge
+
+
+def _slo_samples(registry: CollectorRegistry) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for metric in registry.collect()
+        if metric.name.startswith("m3mon_slo_")
+        for s in metric.samples
+    }
+
+
+def test_the_slo_gauges_show_each_slos_newest_stored_evaluation(model: Model) -> None:
+    """The gauges are set from what each run evaluated (not re-read from the store): after late
+    writes re-evaluate older steps they still equal gauges built from the newest stored evaluations."""
+    store = Store(model.storage.url)
+    exporter = Exporter(model)
+    clock = [T0 + 65.0]
+    jobs = Jobs(model, store, exporter, clock=lambda: clock[0])
+    for minute, late in ((1, False), (2, False), (3, True), (4, True), (4, False)):
+        at = T0 + minute * 60 - 30 - (90 if late else 0)  # late: into a step evaluated already
+        result = replace(
+            probe(at, reason="timeout" if late else None), endpoint="pool", request_class="chat-32k"
+        )
+        store.apply([probe_op(model, result)])
+        clock[0] = T0 + minute * 60 + 65.0
+        jobs.evaluate()
+        oracle = CollectorRegistry()
+        SLOMetrics(oracle).update(store.latest_evaluations())
+        shown = _slo_samples(exporter.registry)
+        assert shown == _slo_samples(oracle), minute
+    assert ("m3mon_slo_attainment_ratio", _labels(window="5m")) in shown  # the late timeouts show
+    assert shown[("m3mon_slo_attainment_ratio", _labels(window="1h"))] == pytest.approx(3 / 5)
+    store.close()
+
+
+def _labels(**extra: str) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted({"class": "chat-32k", "slo": "availability", "sli": "availability", **extra}.items()))

@@ -1,0 +1,255 @@
+"""Running window sums: every SLO's window counts at the newest step from memory, advanced per step.
+
+:class:`monitor.store.counts.EventCounts` answers a window with up to three SQL reads (raw head,
+hourly rollups, raw tail), so one step of N SLOs costs ~25·N queries whatever changed. This
+module keeps, per SLO, what those reads would sum, so one step costs one SQL statement for all
+SLOs and reads only the slices that entered or left a window since the last step.
+
+Per SLO, with ``at`` the step the state is at and ``⌊t⌋`` the hour boundary at or before ``t``:
+
+* ``cum``: cumulative hourly rollups, ``cum(h)`` = events of counted slices ending in
+  ``(base, h]`` for every hour boundary ``h`` of the last :data:`KEEP` (32 days: the month, the
+  30-day period, their ragged hours);
+* ``now``: events of slices ending in ``(⌊at⌋, at]`` (the open hour);
+* ``heads[L]``: for each rolling window length ``L``, events of slices ending in
+  ``(⌊at − L⌋, at − L]``.
+
+With ``R(t) = cum(⌊t⌋) + (events ending in (⌊t⌋, t])``, the events of a window ``(at − L, at]``
+are ``R(at) − R(at − L)`` — what EventCounts sums, term by term. Calendar windows start on an
+hour boundary (no head). When the raw head was pruned (``at − L`` before the horizon), the head
+term is 0 and the whole hour comes from the rollup, EventCounts' documented widening.
+
+:meth:`RunningCounts.advance` moves the state from ``at`` to a later step with one
+``UNION ALL`` over the slices ending in ``(at, at']`` (by SLO and hour: the open hour, and the
+hours it completes) and, per window length, those ending in ``(at − L, at' − L]`` (by SLO). The
+state is only as good as what was read: a slice written later at or before an evaluated step
+marks its SLO dirty (:mod:`monitor.store.progress`), and the evaluator then forgets the SLO
+(:meth:`RunningCounts.forget`), which is rebuilt from the rollups on its next step.
+
+Memory: two ``array('d')`` of ~770 hours per SLO plus a few sums, ~13 KB per SLO.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from array import array
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, literal, select, union_all
+from sqlalchemy.orm import Session
+
+from monitor.store.counts import HOUR, hour_end_sql, pruned_before
+from monitor.store.tables import EventSliceRow, SliceRollupRow
+
+#: Hours of cumulative rollups kept per SLO: a calendar month (31 days) plus the ragged hours.
+KEEP_HOURS = 32 * 24
+#: Trim the cumulative arrays once they are this many hours longer than KEEP_HOURS.
+TRIM = 48
+#: SLO ids per ``IN (...)`` list (SQLite limits bound parameters).
+CHUNK = 500
+
+Sums = dict[float, list[float]]  # hour end -> [good, total]
+
+
+def floor_hour(t: float) -> float:
+    return math.floor(t / HOUR) * HOUR
+
+
+@dataclass
+class _State:
+    """One SLO's running sums (see the module docstring)."""
+
+    base: float  # the hour boundary cum starts after: cum[i] covers (base, base + i·HOUR]
+    good: array[float]
+    total: array[float]
+    now: list[float]
+    heads: dict[float, list[float]] = field(default_factory=dict)
+
+    def cum(self, hour: float) -> tuple[float, float] | None:
+        i = round((hour - self.base) / HOUR)
+        if i < 0 or i >= len(self.good):
+            return None
+        return self.good[i], self.total[i]
+
+    def complete(self, hours: Iterable[tuple[float, float]]) -> None:
+        """Append completed hours' events, oldest first; drop hours older than KEEP_HOURS."""
+        for g, t in hours:
+            self.good.append(self.good[-1] + g)
+            self.total.append(self.total[-1] + t)
+        extra = len(self.good) - (KEEP_HOURS + 1)
+        if extra >= TRIM:
+            del self.good[:extra], self.total[:extra]
+            self.base += extra * HOUR
+
+
+class RunningCounts:
+    """Every tracked SLO's window sums at one step, ``at`` (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+        self.lengths: frozenset[float] = frozenset()
+        self.horizon = 0.0
+        self._states: dict[str, _State] = {}
+
+    def tracked(self) -> int:
+        return len(self._states)
+
+    def memory(self) -> int:
+        """Bytes held by the tracked SLOs' sums (arrays, lists and dictionaries, not the ids)."""
+        size = sys.getsizeof(self._states)
+        for st in self._states.values():
+            size += sys.getsizeof(st) + sum(sys.getsizeof(x) for x in (st.good, st.total, st.now, st.heads))
+            size += sum(sys.getsizeof(v) + 2 * sys.getsizeof(0.0) for v in st.heads.values())
+        return size
+
+    def forget(self, slo_ids: Iterable[str] | None = None) -> None:
+        """Drop SLOs whose sums can no longer be trusted (all when ``slo_ids`` is None)."""
+        if slo_ids is None:
+            self._states.clear()
+            self.at = None
+            return
+        for slo_id in slo_ids:
+            self._states.pop(slo_id, None)
+
+    def advance(self, session: Session, at: float, slo_ids: Sequence[str], lengths: Iterable[float]) -> None:
+        """Bring ``slo_ids`` to step ``at`` (window lengths ``lengths``); SLOs not tracked yet, or
+        all of them when ``at`` is not after the state's step, are rebuilt from the store. SLOs
+        tracked but not in ``slo_ids`` are forgotten: they were not read up to ``at``."""
+        lengths = frozenset(_key(n) for n in lengths)
+        self.horizon = pruned_before(session)
+        if self.at is None or at < self.at or lengths != self.lengths:
+            self.forget()
+        self.lengths = lengths
+        wanted = set(slo_ids)
+        self.forget([s for s in self._states if s not in wanted])
+        if self.at is not None and at > self.at:
+            self._step(session, self.at, at)
+        self.at = at
+        self._rebuild(session, [s for s in slo_ids if s not in self._states])
+
+    def counts(self, slo_id: str, start: float, end: float) -> tuple[float, float] | None:
+        """(good, total) of slices ending in ``(start, end]`` when the state holds them; else None."""
+        state = self._states.get(slo_id)
+        if state is None or end != self.at:
+            return None
+        upper = state.cum(floor_hour(end))
+        head = self._head(state, start, end)
+        if upper is None or head is None:
+            return None
+        return upper[0] + state.now[0] - head[0], upper[1] + state.now[1] - head[1]
+
+    def _head(self, state: _State, start: float, end: float) -> tuple[float, float] | None:
+        """R(start): events of slices ending at or before ``start`` (in cum's terms)."""
+        hour = floor_hour(start)
+        below = state.cum(hour)
+        if below is None or start == hour:
+            return below
+        if start < self.horizon:  # raw head pruned: its whole hour comes from the rollup
+            return below if floor_hour(end) > hour + HOUR else None
+        part = state.heads.get(_key(end - start))
+        if part is None or hour < self.horizon:  # a head hour pruned in part: EventCounts reads it
+            return None
+        return below[0] + part[0], below[1] + part[1]
+
+    # --- reading the store ----------------------------------------------------------------
+
+    def _step(self, session: Session, before: float, at: float) -> None:
+        """Advance every tracked SLO from ``before`` to ``at``."""
+        ranges = [(0.0, before, at)]
+        for length in sorted(self.lengths):
+            lo, hi = before - length, at - length
+            ranges.append((length, max(lo, floor_hour(hi)), hi))
+        new: dict[str, Sums] = defaultdict(dict)
+        parts: dict[float, dict[str, list[float]]] = defaultdict(dict)
+        for label, slo_id, hour, good, total in _range_sums(session, ranges, None):
+            if label == 0.0:
+                new[slo_id][hour] = [good, total]
+            else:
+                parts[label][slo_id] = [good, total]
+        for slo_id, state in self._states.items():
+            self._step_one(
+                state, before, at, new.get(slo_id, {}), {k: v.get(slo_id) for k, v in parts.items()}
+            )
+
+    def _step_one(
+        self, state: _State, before: float, at: float, new: Sums, parts: dict[float, list[float] | None]
+    ) -> None:
+        """One SLO from ``before`` to ``at``: ``new`` by hour end, ``parts`` by window length."""
+        hours = {float(h): list(v) for h, v in new.items()}
+        open_hour = hours.setdefault(floor_hour(before) + HOUR, [0.0, 0.0])
+        open_hour[0] += state.now[0]
+        open_hour[1] += state.now[1]
+        last = state.base + (len(state.good) - 1) * HOUR
+        zero = [0.0, 0.0]
+        state.complete((v[0], v[1]) for v in (hours.get(h, zero) for h in _boundaries(last, floor_hour(at))))
+        state.now = hours.get(floor_hour(at) + HOUR, [0.0, 0.0])
+        for length in self.lengths:
+            part = parts.get(length) or [0.0, 0.0]
+            same_hour = floor_hour(before - length) == floor_hour(at - length)
+            old = state.heads.get(length, [0.0, 0.0]) if same_hour else [0.0, 0.0]
+            state.heads[length] = [old[0] + part[0], old[1] + part[1]]
+
+    def _rebuild(self, session: Session, slo_ids: Sequence[str]) -> None:
+        """Build ``slo_ids``' sums at ``self.at`` from the rollups and the raw ragged hours."""
+        assert self.at is not None
+        at, top = self.at, floor_hour(self.at)
+        base = top - KEEP_HOURS * HOUR
+        for i in range(0, len(slo_ids), CHUNK):
+            chunk = list(slo_ids[i : i + CHUNK])
+            states = {s: _State(base, array("d", [0.0]), array("d", [0.0]), [0.0, 0.0]) for s in chunk}
+            self._rebuild_hours(session, states, base, top)
+            ranges = [(0.0, top, at)] + [(n, floor_hour(at - n), at - n) for n in sorted(self.lengths)]
+            for label, slo_id, _, good, total in _range_sums(session, ranges, chunk):
+                sums = [good, total]
+                if label == 0.0:
+                    states[slo_id].now = sums
+                else:
+                    states[slo_id].heads[label] = sums
+            self._states.update(states)
+
+    @staticmethod
+    def _rebuild_hours(session: Session, states: dict[str, _State], base: float, top: float) -> None:
+        r = SliceRollupRow
+        q = (
+            select(r.slo_id, r.hour_end, r.good, r.total)
+            .where(r.slo_id.in_(sorted(states)), r.hour_end > base, r.hour_end <= top)
+            .order_by(r.slo_id, r.hour_end)
+        )
+        by_slo: dict[str, dict[float, tuple[float, float]]] = defaultdict(dict)
+        for slo_id, hour, good, total in session.execute(q):
+            by_slo[slo_id][float(hour)] = (float(good), float(total))
+        for slo_id, state in states.items():
+            hours = by_slo.get(slo_id, {})
+            state.complete(hours.get(h, (0.0, 0.0)) for h in _boundaries(base, top))
+
+
+def _key(length: float) -> float:
+    """A window length as a dictionary key (``at − (at − L)`` can differ from L in the last bit)."""
+    return round(length, 3)
+
+
+def _boundaries(after: float, through: float) -> list[float]:
+    """Hour boundaries in ``(after, through]``."""
+    n = round((through - after) / HOUR)
+    return [after + (k + 1) * HOUR for k in range(max(n, 0))]
+
+
+def _range_sums(
+    session: Session, ranges: Sequence[tuple[float, float, float]], slo_ids: Sequence[str] | None
+) -> list[tuple[float, str, float, float, float]]:
+    """Counted slices ending in each ``(lo, hi]``, summed per SLO: label 0 by hour end too (the
+    step's new slices), other labels (a window length: a window's head) in one row per SLO."""
+    s = EventSliceRow
+    parts = []
+    for label, lo, hi in ranges:
+        hour = hour_end_sql(session) if label == 0.0 else literal(0.0)
+        q = select(literal(label), s.slo_id, hour.label("hour"), func.sum(s.good), func.sum(s.total))
+        q = q.where(s.end > lo, s.end <= hi, s.maintenance.is_(None))
+        if slo_ids is not None:
+            q = q.where(s.slo_id.in_(slo_ids))
+        parts.append(q.group_by(s.slo_id, "hour") if label == 0.0 else q.group_by(s.slo_id))
+    rows = session.execute(union_all(*parts))
+    return [(float(a), str(b), float(c), float(d), float(e)) for a, b, c, d, e in rows]
