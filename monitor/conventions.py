@@ -230,11 +230,11 @@ def sli_error_ratio_record(window: str) -> str:
 RECORDED_WINDOWS: Final = ("1h", "6h", "1d", "3d")
 
 
-def slo_step_events_record(kind: str, maintenance: bool = False) -> str:
+def slo_step_events_record(kind: str) -> str:
     """Recording rule holding an SLO's ``kind`` (``valid``/``bad``) events of one rule step: the
-    counters' rise since the previous step's reading, outside maintenance (or, with
-    ``maintenance``, only of endpoints whose step overlapped an occurrence)."""
-    return f"m3mon:slo_events_{kind}_in_maintenance:step" if maintenance else f"m3mon:slo_events_{kind}:step"
+    counters' rise since the previous step's reading, of endpoints whose step overlapped no
+    maintenance occurrence."""
+    return f"m3mon:slo_events_{kind}:step"
 
 
 def slo_cumulative_events_record(kind: str) -> str:

@@ -2,15 +2,16 @@
 
 For each SLO, its objective (its budget, 1 − objective, is a constant in every expression), then
 per rule step (:mod:`monitor.generate.sli`): the cumulative valid and bad events of each target and
-endpoint and when they were sampled, then the step's events outside maintenance (and inside it:
-what maintenance excluded). Each window's valid and bad events are the **sum of the step records**
-over the window — exact, never extrapolated — and the error ratio Σbad / Σvalid is recorded, for
-the windows of :data:`monitor.conventions.RECORDED_WINDOWS` and the SLO period, only while the
-window holds events, so no NaN ever reaches a record, an alert or a dashboard
-(:mod:`monitor.generate.windows` sums the other windows on demand). Then the budget remaining over
-the period, the page and ticket burn alerts of :data:`monitor.conventions.BURN_ALERTS` with their
-minimum-events guard (:func:`monitor.slo.guard.min_events`), budget-exhausted, metric-absent and,
-for server latency SLOs, threshold-not-a-bucket-edge.
+endpoint and when they were sampled, then the step's events outside maintenance (what maintenance
+excluded is counted by the store and shown in the report, not recorded here). Each window's valid
+and bad events are the **sum of the step records** over the window — exact, never extrapolated —
+and the error ratio Σbad / Σvalid is recorded, for the windows of
+:data:`monitor.conventions.RECORDED_WINDOWS` and the SLO period, only while the window holds
+events, so no NaN ever reaches a record, an alert or a dashboard (:mod:`monitor.generate.windows`
+sums the other windows on demand). Then the budget remaining over the period, the page and ticket
+burn alerts of :data:`monitor.conventions.BURN_ALERTS` with their minimum-events guard
+(:func:`monitor.slo.guard.min_events`), budget-exhausted, metric-absent and, for server latency
+SLOs, threshold-not-a-bucket-edge.
 """
 
 from __future__ import annotations
@@ -62,10 +63,8 @@ def step_records(model: Model, slo: SLO) -> list[dict[str, str]]:
         record(cv.slo_cumulative_events_record("bad"), c.bad, labels),
         record(cv.SLO_SAMPLED_RECORD, sampled_at(c), labels),
     ]
-    for maintenance in (False, True):
-        for kind in ("valid", "bad"):
-            expr = step_events(model, slo, kind, maintenance)
-            out.append(record(cv.slo_step_events_record(kind, maintenance), expr, labels))
+    for kind in ("valid", "bad"):
+        out.append(record(cv.slo_step_events_record(kind), step_events(model, slo, kind), labels))
     return out
 
 

@@ -51,9 +51,7 @@ def test_regex_matcher_escapes_dots() -> None:
 def _events(model: Model, slo: SLO) -> str:
     """Every expression of the SLO's events: cumulative readings and the step's valid and bad."""
     c = cumulative(model, slo)
-    return "\n".join(
-        [c.valid, c.bad, step_events(model, slo, "valid", False), step_events(model, slo, "bad", False)]
-    )
+    return "\n".join([c.valid, c.bad, step_events(model, slo, "valid"), step_events(model, slo, "bad")])
 
 
 def test_server_latency_uses_vllm_le_and_pool(model: Model) -> None:
