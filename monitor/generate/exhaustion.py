@@ -2,7 +2,7 @@
 
 Per SLO and per window of :data:`monitor.conventions.EXHAUSTION_WINDOWS` one record,
 ``m3mon:slo_time_to_exhaustion:seconds{window}``, read from the SLO's own records (the budget
-left over the period and the window's error ratio, both Σbad/Σvalid of ``m3mon:slo_events_*``),
+left over the period and the window's error ratio record, both Σbad/Σvalid of the step records),
 so the pager projects from the events the store counts:
 
     clamp_min(R <= 0, 0)  or  R × P / (ratio_w / budget)
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from monitor import conventions as cv
 from monitor.generate import promql as q
+from monitor.generate import windows as win
 from monitor.generate.rules import Alert, Group, record
 from monitor.model import SLO, Model
 from monitor.slo.exhaustion import format_seconds, guard
@@ -46,7 +47,7 @@ def _alert(slo: SLO) -> Alert:
     assert slo.exhaustion_within is not None
     limit = round(slo.exhaustion_within)
     short, long = cv.EXHAUSTION_WINDOWS
-    guarded = f"{cv.slo_valid_events_record(long)}{_ids(slo)} >= {guard(slo)}"
+    guarded = f"{win.summed('valid', _ids(slo), long)} >= {guard(slo)}"
     first = f"max without ({cv.L_WINDOW}) ({_selector(slo, short)} < {limit})"
     expr = f"\nand ignoring ({cv.L_WINDOW})\n".join([first, f"{_selector(slo, long)} < {limit}", guarded])
     return Alert(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from monitor import conventions as cv
 from monitor.generate import promql as q
+from monitor.generate import windows as win
 from monitor.model import SLO, Model
 from monitor.slo import burn
 
@@ -102,7 +103,7 @@ def _ids(slo: SLO) -> str:
 
 
 def _burn(slo: SLO, window: str) -> Number:
-    ratio = f"{cv.sli_error_ratio_record(window)}{_ids(slo)} / {q.num(slo.budget, 12)}"
+    ratio = f"{win.ratio(_ids(slo), window)} / {q.num(slo.budget, 12)}"
     return Number(("burn", window), ratio, unit="x")
 
 

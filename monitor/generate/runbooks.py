@@ -47,7 +47,8 @@ RUNBOOKS: dict[str, Runbook] = {
         "The SLO is burning its error budget so fast (14.4x or 6x for a 30d period) that 2-5 % of the "
         "monthly budget went in the last hour(s). Users are affected now.",
         _SLO_CHECKS,
-        'm3mon:slo_error_ratio:rate5m{class="<class>",slo="<slo>"} / m3mon:slo_error_budget:ratio',
+        'm3mon:slo_error_ratio:rate1h{class="<class>",slo="<slo>"}'
+        ' / (1 - m3mon:slo_objective:ratio{class="<class>",slo="<slo>"})',
         "vllm:num_requests_waiting|vllm:kv_cache_usage_perc|vllm:num_preemptions_total",
         (
             _ROLLBACK,
@@ -63,7 +64,8 @@ RUNBOOKS: dict[str, Runbook] = {
         "The SLO burns its budget steadily (3x or 1x for a 30d period): 10 % of the budget went in a "
         "day or three. Not urgent, but the budget will run out before the period ends.",
         _SLO_CHECKS,
-        'm3mon:slo_error_ratio:rate1d{class="<class>",slo="<slo>"} / m3mon:slo_error_budget:ratio',
+        'm3mon:slo_error_ratio:rate1d{class="<class>",slo="<slo>"}'
+        ' / (1 - m3mon:slo_objective:ratio{class="<class>",slo="<slo>"})',
         "vllm:request_success_total|vllm:time_to_first_token_seconds_count",
         (
             "Find the slow trend (traffic growth, longer prompts, lower prefix-cache hit rate).",

@@ -127,15 +127,14 @@ def step_in_maintenance(model: Model, slo: SLO) -> str:
     return f"count by ({cv.L_ENDPOINT}) (\n    {current}\n  or\n    {ended}\n)"
 
 
-def step_events(model: Model, slo: SLO, kind: str, maintenance: bool) -> str:
-    """``kind`` (valid/bad) events of this step: outside maintenance, or (``maintenance``) inside."""
+def step_events(model: Model, slo: SLO, kind: str) -> str:
+    """``kind`` (valid/bad) events of this step outside maintenance."""
     c = cumulative(model, slo)
     now = c.valid if kind == "valid" else c.bad
     per_endpoint = (
         f"sum by ({cv.L_ENDPOINT}) (\n  {rise(now, previous(cv.slo_cumulative_events_record(kind), slo))}\n)"
     )
-    keep = "and" if maintenance else "unless"
-    return f"sum(\n  {per_endpoint}\n  {keep} on ({cv.L_ENDPOINT})\n  {step_in_maintenance(model, slo)}\n)"
+    return f"sum(\n  {per_endpoint}\n  unless on ({cv.L_ENDPOINT})\n  {step_in_maintenance(model, slo)}\n)"
 
 
 def activity_window(model: Model, slo: SLO) -> str:

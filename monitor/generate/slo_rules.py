@@ -1,13 +1,15 @@
 """Per-SLO recording rules and multi-window multi-burn-rate alerts (docs/slo-events.md).
 
-For each SLO, per rule step (:mod:`monitor.generate.sli`): the cumulative valid and bad events of
-each target and endpoint and when they were sampled, then the step's events outside maintenance
-(and, for dashboards and the report, inside it). Each window's valid and bad events (the rolling
-windows and the SLO period) are the **sum of the step records** over the window — exact, never
-extrapolated — and the error ratio Σbad / Σvalid is recorded only while the window holds events,
-so no NaN ever reaches a record, an alert or a dashboard. Then objective/budget/period metadata,
-the budget remaining over the period, the page and ticket burn alerts of
-:data:`monitor.conventions.BURN_ALERTS` with their minimum-events guard
+For each SLO, its objective (its budget, 1 − objective, is a constant in every expression), then
+per rule step (:mod:`monitor.generate.sli`): the cumulative valid and bad events of each target and
+endpoint and when they were sampled, then the step's events outside maintenance (what maintenance
+excluded is counted by the store and shown in the report, not recorded here). Each window's valid
+and bad events are the **sum of the step records** over the window — exact, never extrapolated —
+and the error ratio Σbad / Σvalid is recorded, for the windows of
+:data:`monitor.conventions.RECORDED_WINDOWS` and the SLO period, only while the window holds
+events, so no NaN ever reaches a record, an alert or a dashboard (:mod:`monitor.generate.windows`
+sums the other windows on demand). Then the budget remaining over the period, the page and ticket
+burn alerts of :data:`monitor.conventions.BURN_ALERTS` with their minimum-events guard
 (:func:`monitor.slo.guard.min_events`), budget-exhausted, metric-absent and, for server latency
 SLOs, threshold-not-a-bucket-edge.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 from monitor import conventions as cv
 from monitor.generate import notify
 from monitor.generate import promql as q
+from monitor.generate import windows as win
 from monitor.generate.exhaustion import exhaustion_expr
 from monitor.generate.rules import Alert, Group, record
 from monitor.generate.sli import (
@@ -38,34 +41,13 @@ def slo_labels(slo: SLO) -> dict[str, str]:
 
 
 def windows(slo: SLO) -> list[str]:
-    """Rolling windows recorded for ``slo``, shortest first, then its period."""
-    return [w for w, _ in cv.ROLLING_WINDOWS] + [slo.period_window]
-
-
-def _inside(window: str) -> str:
-    """``window`` less half a rule step: the step records of ``(t - window, t]`` and not the one
-    at ``t - window`` (Prometheus 2 range selectors include their left end, Prometheus 3 and
-    VictoriaMetrics do not: half a step away from every step, both read the same samples)."""
-    step = cv.window_seconds(cv.SLO_RULE_INTERVAL)
-    return f"{cv.window_seconds(window) - step // 2}s"
-
-
-def window_events(kind: str, slo: SLO, window: str) -> str:
-    """``kind`` (valid/bad) events of ``window``: the sum of its step records, 0 (never absent)
-    when it holds none: a record that stops is read for minutes more by engines that write no
-    staleness markers for rule output (vmalert), so a window that empties must say 0."""
-    zero = f"0 * {cv.SLO_META_OBJECTIVE_RECORD}{_ids(slo)}"  # the SLO's own labels: one series either way
-    return f"sum_over_time({cv.slo_step_events_record(kind)}{_ids(slo)}[{_inside(window)}])\nor\n{zero}"
+    """Windows whose error ratio is recorded for ``slo``, shortest first, then its period."""
+    return [w for w, _ in cv.ROLLING_WINDOWS if w in cv.RECORDED_WINDOWS] + [slo.period_window]
 
 
 def _window_records(model: Model, slo: SLO, window: str, labels: dict[str, str]) -> list[dict[str, str]]:
-    bad_rec, valid_rec = cv.slo_bad_events_record(window), cv.slo_valid_events_record(window)
-    ratio = f"{bad_rec}{_ids(slo)}\n/\n({valid_rec}{_ids(slo)} > 0)"
-    return [
-        record(valid_rec, window_events("valid", slo, window), labels),
-        record(bad_rec, window_events("bad", slo, window), labels),
-        record(cv.sli_error_ratio_record(window), ratio, labels),
-    ]
+    """The records of one recorded window: its error ratio, summed from the step records."""
+    return [record(cv.sli_error_ratio_record(window), win.on_demand_ratio(_ids(slo), window), labels)]
 
 
 def step_records(model: Model, slo: SLO) -> list[dict[str, str]]:
@@ -81,22 +63,15 @@ def step_records(model: Model, slo: SLO) -> list[dict[str, str]]:
         record(cv.slo_cumulative_events_record("bad"), c.bad, labels),
         record(cv.SLO_SAMPLED_RECORD, sampled_at(c), labels),
     ]
-    for maintenance in (False, True):
-        for kind in ("valid", "bad"):
-            expr = step_events(model, slo, kind, maintenance)
-            out.append(record(cv.slo_step_events_record(kind, maintenance), expr, labels))
+    for kind in ("valid", "bad"):
+        out.append(record(cv.slo_step_events_record(kind), step_events(model, slo, kind), labels))
     return out
 
 
 def recording_rules(model: Model, slo: SLO) -> Group:
-    """The SLO's constants first (the window records read the objective's labels), then the step
-    records, the windows, and the budget."""
+    """The SLO's objective, the step records, the recorded windows' ratios, and the budget."""
     labels = slo_labels(slo)
-    records = [
-        record(cv.SLO_META_OBJECTIVE_RECORD, f"vector({q.num(slo.objective)})", labels),
-        record(cv.SLO_META_BUDGET_RECORD, f"vector({q.num(slo.budget)})", labels),
-        record(cv.SLO_META_PERIOD_RECORD, f"vector({round(slo.period)})", labels),
-    ]
+    records = [record(cv.SLO_META_OBJECTIVE_RECORD, f"vector({q.num(slo.objective)})", labels)]
     records += step_records(model, slo)
     records += [r for w in windows(slo) for r in _window_records(model, slo, w, labels)]
     period_ratio = cv.sli_error_ratio_record(slo.period_window) + _ids(slo)
@@ -108,7 +83,7 @@ def recording_rules(model: Model, slo: SLO) -> Group:
 
 def _summed(kind: str, slo: SLO, window: str) -> str:
     """``kind`` events of ``window`` summed from the step records (no window record in between)."""
-    return f"sum_over_time({cv.slo_step_events_record(kind)}{_ids(slo)}[{_inside(window)}])"
+    return win.summed(kind, _ids(slo), window)
 
 
 def burn_condition(slo: SLO, severity: str) -> str:

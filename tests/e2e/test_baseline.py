@@ -24,7 +24,7 @@ SLOS = [
 def test_healthy_baseline_fires_nothing_and_meets_every_slo(sim: SimHandle, tmp_path: Path) -> None:
     eps = [endpoint("pool", sim.base_url, ["chat-32k"])]
     with running_stack(tmp_path, eps, [request_class("chat-32k", ["chat", "tool_call"], SLOS)]) as st:
-        wait_until(lambda: st.query('m3mon:slo_error_ratio:rate5m{slo="ttft-server"}'), 10,
+        wait_until(lambda: st.query('m3mon:slo_error_ratio:rate1h{slo="ttft-server"}'), 10,
                    "the server TTFT ratio recorded")  # fmt: skip
         st.wait_quiet("chat-32k")
         deadline = time.monotonic() + 10
@@ -48,7 +48,7 @@ def test_healthy_baseline_fires_nothing_and_meets_every_slo(sim: SimHandle, tmp_
 def test_server_restart_is_a_counter_reset_not_an_incident(sim: SimHandle, tmp_path: Path) -> None:
     eps = [endpoint("pool", sim.base_url, ["chat-32k"])]
     with running_stack(tmp_path, eps, [request_class("chat-32k", ["chat"], SLOS[:3])]) as st:
-        wait_until(lambda: st.query("m3mon:slo_error_ratio:rate5m"), 10, "recorded error ratios")
+        wait_until(lambda: st.query("m3mon:slo_error_ratio:rate1h"), 10, "recorded error ratios")
         st.wait_quiet("chat-32k")
         time.sleep(2)
         sim.set_faults(restart=True)

@@ -54,12 +54,12 @@ PANELS_WITH_DATA = [
     ("m3mon-spec-decode", "Draft acceptance rate"),
     ("m3mon-latency", "interactive-32k: TTFT server vs probes"),
 ]
-#: Recording rules (record name, class, slo) that must have data: server SLOs at 5m.
+#: Recording rules (record name, class, slo) that must have data: server SLOs at 1h.
 RECORDS_WITH_DATA = [
-    ("m3mon:slo_error_ratio:rate5m", "interactive-32k", "ttft-p95"),
-    ("m3mon:slo_error_ratio:rate5m", "interactive-32k", "itl-p95"),
-    ("m3mon:slo_error_ratio:rate5m", "repo-analysis-128k", "e2e-p95"),
-    ("m3mon:slo_error_ratio:rate5m", "repo-analysis-128k", "queue-p95"),
+    ("m3mon:slo_error_ratio:rate1h", "interactive-32k", "ttft-p95"),
+    ("m3mon:slo_error_ratio:rate1h", "interactive-32k", "itl-p95"),
+    ("m3mon:slo_error_ratio:rate1h", "repo-analysis-128k", "e2e-p95"),
+    ("m3mon:slo_error_ratio:rate1h", "repo-analysis-128k", "queue-p95"),
     ("m3mon:slo_objective:ratio", "agent", "availability"),
 ]
 #: Alerts whose condition must be false against a healthy simulator (block size 128, all up).

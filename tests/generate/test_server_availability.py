@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from monitor import conventions as cv
+from monitor.generate import windows
 from monitor.generate.rules import rule_file
 from monitor.generate.slo_rules import slo_groups
 from monitor.model import SLO, Model, load_model
@@ -59,7 +60,7 @@ def _promtool(model: Model, slo: SLO, per_minute: dict[str, float], expected: fl
         for r, n in per_minute.items()
     ]
     (tmp / "rules.yml").write_text(rule_file(slo_groups(model, slo.request_class), model.alerting, "test"))
-    ratio = f'{cv.sli_error_ratio_record("5m")}{{class="{slo.request_class}",slo="{slo.name}"}}'
+    ratio = windows.ratio(f'{{class="{slo.request_class}",slo="{slo.name}"}}', "5m")  # summed on demand
     doc = {
         "rule_files": ["rules.yml"],
         "evaluation_interval": "1m",

@@ -27,6 +27,7 @@ import pytest
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate import sli, slo_rules
+from monitor.generate import windows as win
 from monitor.generate.rules import record
 from monitor.model import SLO, Model
 from monitor.probes import metrics, runner
@@ -41,21 +42,22 @@ def _ids(slo: SLO) -> str:
 
 
 def _average_of_ratios(mp: pytest.MonkeyPatch, nan: bool) -> None:
-    real = slo_rules._window_records
+    """The 5m ratio recorded again, and the period's ratio read from it."""
+    real, real_windows = slo_rules._window_records, slo_rules.windows
+    short = cv.ROLLING_WINDOWS[0][0]
 
     def old(model: Model, slo: SLO, window: str, labels: dict[str, str]) -> list[dict[str, str]]:
         out = real(model, slo, window, labels)
-        short = cv.ROLLING_WINDOWS[0][0]
         if window == short and nan:
-            bad, valid = cv.slo_bad_events_record(window), cv.slo_valid_events_record(window)
-            out[-1] = record(
-                cv.sli_error_ratio_record(window), f"{bad}{_ids(slo)} / {valid}{_ids(slo)}", labels
-            )
+            zero = f"0 * {cv.SLO_META_OBJECTIVE_RECORD}{_ids(slo)}"  # the old window records: 0 when empty
+            bad, valid = (f"({win.summed(k, _ids(slo), window)} or {zero})" for k in ("bad", "valid"))
+            out[-1] = record(cv.sli_error_ratio_record(window), f"{bad} / {valid}", labels)
         elif window == slo.period_window:
             ratio5m = cv.sli_error_ratio_record(short) + _ids(slo)
             out[-1] = record(cv.sli_error_ratio_record(window), f"avg_over_time({ratio5m}[{window}])", labels)
         return out
 
+    mp.setattr(slo_rules, "windows", lambda slo: [short, *real_windows(slo)])
     mp.setattr(slo_rules, "_window_records", old)
 
 

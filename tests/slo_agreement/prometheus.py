@@ -4,7 +4,8 @@ The rules are the output of the real ``m3mon generate`` CLI; the scenario's own 
 labelled with its class or selecting its class or pools) are kept. Values are read back through
 ``promql_expr_test`` entries whose ``exp_samples`` are deliberately empty: promtool then prints
 what it got for each, in full precision (``got: {labels} 1.2345678901234567E-02, ...``). At every
-check minute the error ratio of every window and the budget remaining are read; at every minute,
+check minute the error ratio of every window (its record, or summed on demand from the step
+records where no record is kept: :mod:`monitor.generate.windows`) and the budget remaining are read; at every minute,
 ``ALERTS{alertstate="firing"}``. Evaluation and series interval: 1 minute, starting at 0.
 """
 
@@ -19,13 +20,13 @@ from typing import Any
 
 import yaml
 
+from monitor.generate import windows as win
 from tests.slo_agreement.config import slo_name
 from tests.slo_agreement.oracle import WINDOWS, period_name
 from tests.slo_agreement.results import Outcome, Reading, reading_from_ratios
 from tests.slo_agreement.series import Timeline, input_series
 from tests.slo_agreement.streams import Scenario
 
-RATIO_RECORD = "m3mon:slo_error_ratio:rate"
 REMAINING_RECORD = "m3mon:slo_error_budget_remaining:ratio"
 _NAME_CHARS = "A-Za-z0-9_:.-"
 
@@ -66,8 +67,17 @@ def _ids(scn: Scenario) -> str:
     return f'class="{scn.name}",slo="{slo_name(scn)}"'
 
 
+def _windows(scn: Scenario) -> list[str]:
+    return [w for w, _ in WINDOWS] + [period_name(scn)]
+
+
 def ratio_query(scn: Scenario) -> str:
-    return f'{{__name__=~"{re.escape(RATIO_RECORD)}.+|{re.escape(REMAINING_RECORD)}",{_ids(scn)}}}'
+    """Every window's error ratio (its record, or summed on demand as the dashboards do) and the
+    budget remaining, each labelled ``window`` (``remaining`` for the budget)."""
+    sel = "{" + _ids(scn) + "}"
+    parts = [f'label_replace({win.ratio(sel, w)}, "window", "{w}", "", "")' for w in _windows(scn)]
+    parts.append(f'label_replace({REMAINING_RECORD}{sel}, "window", "remaining", "", "")')
+    return " ".join(" or ".join(parts).split())
 
 
 def alerts_query(scn: Scenario) -> str:
@@ -151,7 +161,6 @@ def outcome(scn: Scenario, got: Got) -> Outcome:
 
 
 def _reading(scn: Scenario, samples: list[tuple[dict[str, str], float]], budget: float) -> Reading:
-    values = {lab["__name__"]: v for lab, v in samples}
-    names = [w for w, _ in WINDOWS] + [period_name(scn)]
-    ratios = {w: values.get(RATIO_RECORD + w) for w in names}
-    return reading_from_ratios(ratios, budget, values.get(REMAINING_RECORD))
+    values = {lab["window"]: v for lab, v in samples}
+    ratios = {w: values.get(w) for w in _windows(scn)}
+    return reading_from_ratios(ratios, budget, values.get("remaining"))

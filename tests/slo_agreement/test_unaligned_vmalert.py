@@ -94,14 +94,9 @@ def _rfc3339(t: float) -> str:
 
 
 def _counts(vm: str, w: World, at: float) -> dict[str, tuple[float, float]]:
-    q = f'{{__name__=~"m3mon:slo_events_(valid|bad):increase[0-9a-z]+",class="{w.name}",slo="{slo_name(w)}"}}'
+    q = prom.counts_query(f'{{class="{w.name}",slo="{slo_name(w)}"}}')
     data = httpx.get(f"{vm}/api/v1/query", params={"query": q, "time": at, "step": "1s"}, timeout=30).json()
-    out: dict[str, list[float]] = {}
-    for r in data["data"]["result"]:
-        found = prom.COUNT.match(r["metric"]["__name__"])
-        if found:
-            out.setdefault(found.group(2), [0.0, 0.0])[found.group(1) == "bad"] = float(r["value"][1])
-    return {k: (v[0], v[1]) for k, v in out.items()}
+    return prom.window_counts([(r["metric"], float(r["value"][1])) for r in data["data"]["result"]])
 
 
 def _fired(vm: str, w: World, start: float, end: float) -> list[str]:

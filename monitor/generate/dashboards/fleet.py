@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
+from monitor.generate import windows as win
 from monitor.generate.dashboards.common import RATE, dashboard, probe_sel, vllm_sel
 from monitor.generate.dashboards.panels import Layout, Query, stat, timeseries
 from monitor.generate.dashboards.slo_llm import add_llm_row
@@ -101,9 +102,9 @@ def build_fleet(model: Model, banner: str) -> dict[str, Any]:
 
 
 def _burn(window: str) -> Query:
-    ratio = cv.sli_error_ratio_record(window)
+    budget = f"(1 - {cv.SLO_META_OBJECTIVE_RECORD}{_CLS})"
     return Query(
-        f"{ratio}{_CLS}\n/ on (class, slo) group_left {cv.SLO_META_BUDGET_RECORD}{_CLS}",
+        f"{win.ratio(_CLS, window)}\n/ on (class, slo) {budget}",
         f"{{{{class}}}} {{{{slo}}}} {window}",
     )
 

@@ -8,7 +8,8 @@ a timestamp) that many seconds earlier, so promtool minute *m* is world instant 
 A skipped evaluation is the SLO group's recording rules answering nothing at that minute (a
 copy of the rules, each expression ``… unless on () (vector(time()) == m·60)``): its records
 have no sample then, as when Prometheus skips an iteration. Counts are read at every check
-minute from the window records; ``ALERTS`` every minute.
+minute, summed from the step records over each window (:func:`counts_query`); ``ALERTS``
+every minute.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from monitor.generate import windows as win
 from monitor.model import Model
 from tests.slo_agreement.exposition import Labels, parse
 from tests.slo_agreement.prometheus import _mine, metric_names, parse_output
@@ -30,7 +32,6 @@ from tests.slo_agreement.unaligned.pages import T0, MonitorPages, ServerPages, e
 from tests.slo_agreement.unaligned.world import MINUTES, REPLICAS, Schedule, World
 
 WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d", "30d")
-COUNT = re.compile(r"^m3mon:slo_events_(valid|bad):increase([0-9a-z]+)$")
 TIMESTAMP_GAUGE = re.compile(r"^m3mon_maintenance_.*timestamp_seconds$")
 SECONDS = MINUTES * 60 + 60
 
@@ -113,8 +114,27 @@ def _ids(world: World) -> str:
     return f'class="{world.name}",slo="{slo_name(world)}"'
 
 
+def counts_query(sel: str) -> str:
+    """Every window's valid and bad events, summed from the step records as every window's ratio
+    is (:mod:`monitor.generate.windows`), labelled ``window`` and ``kind``; absent: none."""
+    parts = [
+        f'label_replace(label_replace({win.summed(kind, sel, w)}, "window", "{w}", "", ""), "kind", "{kind}", "", "")'
+        for w in WINDOWS
+        for kind in ("valid", "bad")
+    ]
+    return " or ".join(parts)
+
+
+def window_counts(samples: list[tuple[dict[str, str], float]]) -> dict[str, tuple[float, float]]:
+    """(valid, bad) per window of :func:`counts_query`'s samples (0 where one is absent)."""
+    windows: dict[str, list[float]] = {}
+    for lab, value in samples:
+        windows.setdefault(lab["window"], [0.0, 0.0])[lab["kind"] == "bad"] = value
+    return {w: (v[0], v[1]) for w, v in windows.items()}
+
+
 def test_file(world: World, tl: Timeline) -> dict[str, Any]:
-    counts = f'{{__name__=~"m3mon:slo_events_(valid|bad):increase[0-9a-z]+",{_ids(world)}}}'
+    counts = counts_query("{" + _ids(world) + "}")
     alerts = f'ALERTS{{alertstate="firing",{_ids(world)}}}'
     queries = [(counts, m) for m in checks()] + [(alerts, m) for m in range(MINUTES + 1)]
     return {
@@ -147,12 +167,7 @@ def finish(proc: subprocess.Popen[str], world: World, timeout: float = 300) -> C
         if query.startswith("ALERTS"):
             out.firing[m] = frozenset(lab["alertname"] for lab, _ in samples)
             continue
-        windows: dict[str, list[float]] = {}
-        for lab, value in samples:
-            found = COUNT.match(lab["__name__"])
-            if found:
-                windows.setdefault(found.group(2), [0.0, 0.0])[found.group(1) == "bad"] = value
-        out.counts[m] = {w: (v[0], v[1]) for w, v in windows.items()}
+        out.counts[m] = window_counts(samples)
     for m in checks():
         out.counts.setdefault(m, {})
     for m in range(MINUTES + 1):
