@@ -36,7 +36,8 @@ def _cpu(registry: CollectorRegistry, kind: str) -> float:
 
 
 def test_the_kind_is_the_task_id_before_its_colon() -> None:
-    assert [kind_of(t) for t in ("scrape:m3-repo", "probe:agent", "evaluate")] == ["scrape", "probe", "evaluate"]
+    tasks = ("scrape:m3-repo", "probe:agent", "evaluate")
+    assert [kind_of(t) for t in tasks] == ["scrape", "probe", "evaluate"]
 
 
 def test_a_job_and_the_tasks_it_starts_count_to_its_kind_and_threads_to_theirs() -> None:
@@ -80,7 +81,8 @@ def test_a_job_and_the_tasks_it_starts_count_to_its_kind_and_threads_to_theirs()
     assert _cpu(registry, "probe") <= loop_thread[0]  # only the loop's thread ran probe steps
     for kind in ("scrape", "health", "prune", "report"):
         assert _cpu(registry, kind) == 0.0, kind
-    assert registry.get_sample_value("m3mon_job_runs_total", {"task": "probe:agent", "result": "skipped"}) == 1
+    runs = registry.get_sample_value("m3mon_job_runs_total", {"task": "probe:agent", "result": "skipped"})
+    assert runs == 1
 
 
 def test_a_cancelled_job_counts_what_it_burned_and_the_loop_forgets_the_factory() -> None:
