@@ -2,16 +2,20 @@
 
 Needs PostgreSQL's binaries (a throwaway cluster as in tests/support/postgres.py, run as root).
 
-1. Replica capacity. One ``m3mon run --shard 0/1`` on PostgreSQL against simulators (in another
-   process, so their CPU is not counted) with the example's probe mix: endpoint i is a copy of
-   example endpoint i mod 3 with its classes, probe kinds, intervals and scrape interval. All
-   intervals are divided by SPEED (``M3MON_BENCH_SPEED``, default 6) so a short window sees many
-   rounds; CPU and writes are scaled back by SPEED. Runs with 1 and with N endpoints
-   (``M3MON_BENCH_ENDPOINTS``, default 12; measuring window ``M3MON_BENCH_WINDOW`` s, default 45);
-   prints CPU(N)/CPU(1), the marginal CPU per endpoint, the endpoints one replica holds at <= 50 %
-   of one core (a linear projection beyond N), and the replicas 1,000 endpoints need.
-   ``M3MON_BENCH_EVALUATOR=0`` skips part 3: e.g. ``M3MON_BENCH_ENDPOINTS=96 M3MON_BENCH_SPEED=2
-   M3MON_BENCH_WINDOW=90`` confirms the projection closer to the projected count.
+1. Replica capacity, measured. One ``m3mon run --shard 0/1`` on PostgreSQL against N simulated
+   endpoints served by one other process (bench/sims.py: N ports on one event loop, so the load
+   generator stays small and its CPU is not counted) with the example's probe mix: endpoint i is a
+   copy of example endpoint i mod 3 with its classes, probe kinds, intervals and scrape interval.
+   Runs with 1 and with N endpoints (``M3MON_BENCH_ENDPOINTS``, default 200) at real intervals
+   (``M3MON_BENCH_SPEED``, default 1, divides them and scales CPU back) and measures the replica's
+   CPU share of one core over ``M3MON_BENCH_WINDOW`` s (default 300) after 30 s of warm-up. The
+   window is one whole period of every class: scrapes (15 s, 30 s) and probe rounds (30 s, 60 s,
+   5 m) all divide 300 s, and fleet rounds start on epoch-aligned slots, so any 300 s window holds
+   exactly one period's work; the extended-context class's 30 m interval is cut to the window
+   (probed 6x as often as in the example: the measured CPU is an upper bound). Prints the CPU by
+   job (scrape, health, probe, write, evaluate) from the replica's ``m3mon_job_cpu_seconds_total``
+   and what is left unattributed; ``M3MON_BENCH_PYSPY=/path/to/py-spy`` also records the
+   N-endpoint window and prints its top functions. ``M3MON_BENCH_EVALUATOR=0`` skips part 3.
 2. Database writes: rows inserted/updated per second (pg_stat_database) in the same runs, scaled to
    real intervals, per endpoint and for 1,000 endpoints.
 3. Evaluator: all windows of 500 SLOs at one instant over 30 days of hourly rollups plus the last
