@@ -2,16 +2,20 @@
 
 Needs PostgreSQL's binaries (a throwaway cluster as in tests/support/postgres.py, run as root).
 
-1. Replica capacity. One ``m3mon run --shard 0/1`` on PostgreSQL against simulators (in another
-   process, so their CPU is not counted) with the example's probe mix: endpoint i is a copy of
-   example endpoint i mod 3 with its classes, probe kinds, intervals and scrape interval. All
-   intervals are divided by SPEED (``M3MON_BENCH_SPEED``, default 6) so a short window sees many
-   rounds; CPU and writes are scaled back by SPEED. Runs with 1 and with N endpoints
-   (``M3MON_BENCH_ENDPOINTS``, default 12; measuring window ``M3MON_BENCH_WINDOW`` s, default 45);
-   prints CPU(N)/CPU(1), the marginal CPU per endpoint, the endpoints one replica holds at <= 50 %
-   of one core (a linear projection beyond N), and the replicas 1,000 endpoints need.
-   ``M3MON_BENCH_EVALUATOR=0`` skips part 3: e.g. ``M3MON_BENCH_ENDPOINTS=96 M3MON_BENCH_SPEED=2
-   M3MON_BENCH_WINDOW=90`` confirms the projection closer to the projected count.
+1. Replica capacity, measured. One ``m3mon run --shard 0/1`` on PostgreSQL against N simulated
+   endpoints served by one other process (bench/sims.py: N ports on one event loop, so the load
+   generator stays small and its CPU is not counted) with the example's probe mix: endpoint i is a
+   copy of example endpoint i mod 3 with its classes, probe kinds, intervals and scrape interval.
+   Runs with 1 and with N endpoints (``M3MON_BENCH_ENDPOINTS``, default 200) at real intervals
+   (``M3MON_BENCH_SPEED``, default 1, divides them and scales CPU back) and measures the replica's
+   CPU share of one core over ``M3MON_BENCH_WINDOW`` s (default 300) after 30 s of warm-up. The
+   window is one whole period of every class: scrapes (15 s, 30 s) and probe rounds (30 s, 60 s,
+   5 m) all divide 300 s, and fleet rounds start on epoch-aligned slots, so any 300 s window holds
+   exactly one period's work; the extended-context class's 30 m interval is cut to the window
+   (probed 6x as often as in the example: the measured CPU is an upper bound). Prints the CPU by
+   job (scrape, health, probe, write, evaluate) from the replica's ``m3mon_job_cpu_seconds_total``
+   and what is left unattributed; ``M3MON_BENCH_PYSPY=/path/to/py-spy`` also records the
+   N-endpoint window and prints its top functions. ``M3MON_BENCH_EVALUATOR=0`` skips part 3.
 2. Database writes: rows inserted/updated per second (pg_stat_database) in the same runs, scaled to
    real intervals, per endpoint and for 1,000 endpoints.
 3. Evaluator: all windows of 500 SLOs at one instant over 30 days of hourly rollups plus the last
@@ -32,41 +36,26 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
-from sqlalchemy import create_engine, text
-from sqlalchemy.pool import NullPool
+from sqlalchemy import text
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.footprint import cpu_seconds, free_port, wait_http  # noqa: E402
+from bench.footprint import cpu_seconds, free_port  # noqa: E402
+from bench.replica import Measured, hot_spots, run_replica  # noqa: E402
 from monitor.model import SLO  # noqa: E402
 from monitor.slo.evaluate import evaluate_counts  # noqa: E402
 from monitor.store import Store  # noqa: E402
 from monitor.store.migrate import upgrade  # noqa: E402
 from tests.support.postgres import PG_BIN, PostgresCluster  # noqa: E402
 
-SPEED = float(os.environ.get("M3MON_BENCH_SPEED", "6"))
-ENDPOINTS = int(os.environ.get("M3MON_BENCH_ENDPOINTS", "12"))
-WARMUP, WINDOW = 15.0, float(os.environ.get("M3MON_BENCH_WINDOW", "45"))
+SPEED = float(os.environ.get("M3MON_BENCH_SPEED", "1"))
+ENDPOINTS = int(os.environ.get("M3MON_BENCH_ENDPOINTS", "200"))
+WARMUP, WINDOW = 30.0, float(os.environ.get("M3MON_BENCH_WINDOW", "300"))
+#: py-spy's path: records the N-endpoint replica over the window, prints its top functions
+PYSPY = os.environ.get("M3MON_BENCH_PYSPY")
 #: "0" skips part 3 (the evaluator), e.g. for a capacity confirmation run at a larger N
 EVALUATOR = os.environ.get("M3MON_BENCH_EVALUATOR", "1") != "0"
-DURATIONS = {"s": 1, "m": 60, "h": 3600}
-
-SIMS = """
-import json, sys, time
-from contextlib import ExitStack
-from monitor.sim.harness import running_simulator
-with ExitStack() as stack:
-    urls = [stack.enter_context(running_simulator(seed=i)).base_url for i in range(int(sys.argv[1]))]
-    print(json.dumps(urls), flush=True)
-    time.sleep(3600)
-"""
-
-
-def seconds(value: object) -> float:
-    text_ = str(value)
-    return float(text_[:-1]) * DURATIONS[text_[-1]] if text_[-1] in DURATIONS else float(text_)
 
 
 def postgres(tmp: Path) -> PostgresCluster:
@@ -79,60 +68,6 @@ def postgres(tmp: Path) -> PostgresCluster:
     subprocess.run(cmd, check=True, capture_output=True, timeout=120)
     cluster.start()
     return cluster
-
-
-def fleet_config(tmp: Path, urls: list[str], port: int) -> Path:
-    cfg = yaml.safe_load((ROOT / "examples" / "monitor.yaml").read_text())
-    example = cfg["endpoints"]
-    eps = []
-    for i, url in enumerate(urls):
-        ep = dict(example[i % len(example)], name=f"{example[i % len(example)]['name']}-{i}", base_url=url)
-        ep.pop("api_key_env", None)
-        ep["scrape_interval"] = f"{seconds(ep.get('scrape_interval', '15s')) / SPEED:g}s"
-        eps.append(ep)
-    served = {c for ep in eps for c in ep["classes"]}
-    cfg["endpoints"] = eps
-    cfg["request_classes"] = [c for c in cfg["request_classes"] if c["name"] in served]
-    for c in cfg["request_classes"]:
-        probe = c.setdefault("probe", {})
-        probe["interval"] = f"{seconds(probe.get('interval', '60s')) / SPEED:g}s"
-        probe["jitter"] = f"{seconds(probe.get('jitter', '5s')) / SPEED:g}s"
-    cfg["storage"] = {"buffer_dir": str(tmp / "spool")}
-    cfg["exporter"] = {"listen": f"127.0.0.1:{port}"}
-    cfg.pop("report", None)
-    path = tmp / f"fleet-{len(urls)}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-def writes(url: str) -> float:
-    engine = create_engine(url, poolclass=NullPool)
-    with engine.connect() as conn:
-        row = conn.execute(text("SELECT tup_inserted + tup_updated FROM pg_stat_database "
-                                "WHERE datname = current_database()")).one()  # fmt: skip
-    engine.dispose()
-    return float(row[0])
-
-
-def run_replica(tmp: Path, url: str, urls: list[str]) -> tuple[float, float]:
-    """(CPU share of one core, DB rows written per second), at real (unscaled) intervals."""
-    port = free_port()
-    cfg = fleet_config(tmp, urls, port)
-    env = {**os.environ, "M3MON_STORAGE_URL": url}
-    args = [sys.executable, "-m", "monitor", "run", "-c", str(cfg), "--shard", "0/1", "--replica", "bench",
-            "--no-report"]  # fmt: skip
-    with (tmp / f"replica-{len(urls)}.log").open("ab") as log:
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp)
-    try:
-        wait_http(f"http://127.0.0.1:{port}/-/healthy")
-        time.sleep(WARMUP)
-        cpu0, rows0, t0 = cpu_seconds(proc.pid), writes(url), time.monotonic()
-        time.sleep(WINDOW)
-        cpu1, rows1, t1 = cpu_seconds(proc.pid), writes(url), time.monotonic()
-    finally:
-        proc.terminate()
-        proc.wait(20)
-    return (cpu1 - cpu0) / (t1 - t0) / SPEED, (rows1 - rows0) / (t1 - t0) / SPEED
 
 
 def slices(slos: list[SLO], now: float) -> Iterator[tuple[object, ...]]:
@@ -205,46 +140,62 @@ def main() -> None:
         shutil.chown(tmp, "postgres", "postgres")
         os.chmod(tmp, 0o777)
         cluster = postgres(tmp)
-        sims = subprocess.Popen(
-            [sys.executable, "-c", SIMS, str(ENDPOINTS)], stdout=subprocess.PIPE, cwd=ROOT
-        )
+        sims: subprocess.Popen[bytes] | None = None
         try:
+            sims = subprocess.Popen([sys.executable, str(ROOT / "bench" / "sims.py"), str(ENDPOINTS)],
+                                    stdout=subprocess.PIPE, cwd=ROOT)  # fmt: skip
             assert sims.stdout is not None
             urls: list[str] = json.loads(sims.stdout.readline())
             url = cluster.url
             upgrade(url)
-            one_cpu, one_rows = run_replica(tmp, url, urls[:1])
-            n_cpu, n_rows = run_replica(tmp, url, urls)
-            report(one_cpu, one_rows, n_cpu, n_rows)
-            if not EVALUATOR:
-                return
-            eval_s, base_s = evaluator(url)
-            ratio = eval_s / base_s
-            print(f"evaluator: 500 SLOs x all windows over 30 days on PostgreSQL: {eval_s:.2f} s "
-                  f"({ratio:.1f}x one count(*) over the slices, {base_s * 1000:.1f} ms)")  # fmt: skip
+            one = replica(tmp, url, urls[:1])
+            sims_cpu0, t0 = cpu_seconds(sims.pid), time.monotonic()
+            raw = tmp / "profile.txt"
+            n = replica(tmp, url, urls, (PYSPY, raw) if PYSPY else None)
+            sims_share = (cpu_seconds(sims.pid) - sims_cpu0) / (time.monotonic() - t0)
+            report(one, n, sims_share)
+            if PYSPY:
+                print_profile(raw)
+            if EVALUATOR:
+                eval_s, base_s = evaluator(url)
+                ratio = eval_s / base_s
+                print(f"evaluator: 500 SLOs x all windows over 30 days on PostgreSQL: {eval_s:.2f} s "
+                      f"({ratio:.1f}x one count(*) over the slices, {base_s * 1000:.1f} ms)")  # fmt: skip
         finally:
-            sims.terminate()
-            sims.wait(20)
+            if sims is not None:
+                sims.terminate()
+                sims.wait(60)
             cluster.stop()
 
 
-def report(one_cpu: float, one_rows: float, n_cpu: float, n_rows: float) -> None:
-    per = (n_cpu - one_cpu) / (ENDPOINTS - 1)
-    fixed = max(one_cpu - per, 0.0)
-    held = math.floor((0.5 - fixed) / per) if per > 0 else 0
-    per_rows = (n_rows - one_rows) / (ENDPOINTS - 1)
-    print(f"speed-up {SPEED:g}x, window {WINDOW:g}s; CPU at real intervals, share of one core:")
-    print(f"  1 endpoint: {one_cpu * 100:.2f} %   {ENDPOINTS} endpoints: {n_cpu * 100:.2f} %   "
-          f"ratio {n_cpu / one_cpu:.2f}")  # fmt: skip
-    print(f"  marginal per endpoint: {per * 100:.3f} %, fixed: {fixed * 100:.2f} %")
-    beyond = "projected linearly" if held > ENDPOINTS else "within the measured range"
-    print(f"  endpoints one replica holds at <= 50 % of one core: {held} ({beyond} from 1 and {ENDPOINTS})")
-    if held > 0:
-        shards = math.ceil(1000 / held)
+def replica(tmp: Path, url: str, urls: list[str], profile: tuple[str, Path] | None = None) -> Measured:
+    return run_replica(tmp, url, urls, speed=SPEED, warmup=WARMUP, window=WINDOW, profile=profile)
+
+
+def report(one: Measured, n: Measured, sims_share: float) -> None:
+    print(f"speed-up {SPEED:g}x, window {WINDOW:g} s after {WARMUP:g} s of warm-up (intervals above "
+          f"{WINDOW * SPEED:g} s cut to it); CPU at real intervals, share of one core:")  # fmt: skip
+    print(f"  1 endpoint: {one.cpu * 100:.2f} %   {ENDPOINTS} endpoints: {n.cpu * 100:.2f} % (measured)   "
+          f"ratio {n.cpu / one.cpu:.2f}; the simulators' process: {sims_share * 100:.1f} %")  # fmt: skip
+    for label, m in (("1 endpoint", one), (f"{ENDPOINTS} endpoints", n)):
+        kinds = "  ".join(f"{k} {v * 100:.2f} %" for k, v in sorted(m.kinds.items(), key=lambda kv: -kv[1]))
+        rest = m.unattributed * 100
+        print(f"  by job, {label}: {kinds}  unattributed (event loop, HTTP surface) {rest:.2f} %")
+    verdict = "within" if n.cpu <= 0.5 else f"over, by {(n.cpu - 0.5) * 100:.1f} points"
+    print(f"  {ENDPOINTS} endpoints on one replica at <= 50 % of one core: {verdict}")
+    shards = math.ceil(1000 / ENDPOINTS) if n.cpu <= 0.5 else None
+    if shards:
         print(f"  1,000 endpoints: {shards} shard(s) -> {2 * shards} replicas as HA pairs")
-    ratio = n_rows / max(one_rows, 1e-9)
-    print(f"DB writes (rows inserted+updated per second): 1 endpoint {one_rows:.2f}/s, {ENDPOINTS} endpoints "
-          f"{n_rows:.2f}/s (ratio {ratio:.2f}); 1,000 endpoints ~{per_rows * 1000:.0f}/s")  # fmt: skip
+    per_rows = (n.rows - one.rows) / max(ENDPOINTS - 1, 1)
+    ratio = n.rows / max(one.rows, 1e-9)
+    print(f"DB writes (rows inserted+updated per second): 1 endpoint {one.rows:.2f}/s, {ENDPOINTS} endpoints "
+          f"{n.rows:.2f}/s (ratio {ratio:.2f}); 1,000 endpoints ~{per_rows * 1000:.0f}/s")  # fmt: skip
+
+
+def print_profile(raw: Path) -> None:
+    print(f"py-spy over the {ENDPOINTS}-endpoint window, top functions (self, inclusive share of samples):")
+    for name, own, within in hot_spots(raw):
+        print(f"  {own * 100:5.1f} %  {within * 100:5.1f} %  {name}")
 
 
 if __name__ == "__main__":

@@ -118,6 +118,11 @@ JOB_LAST_SUCCESS: Final = "m3mon_job_last_success_timestamp_seconds"
 #: How late, in seconds, a task's last run started after its scheduled time: a CPU-starved or
 #: throttled monitor shows here first (and its client-side probe timings are inflated too).
 JOB_START_DELAY: Final = "m3mon_job_start_delay_seconds"
+#: CPU seconds the process spent on each ``kind`` of work (JOB_KINDS, monitor.service.cpu): the
+#: event-loop steps of a kind's tasks plus its worker-thread calls; the rest of
+#: ``process_cpu_seconds_total`` is the event loop itself, the HTTP surface and the collectors.
+JOB_CPU: Final = "m3mon_job_cpu_seconds_total"
+JOB_KINDS: Final = ("scrape", "health", "probe", "write", "evaluate", "prune", "report")
 #: Requests refused before anything was stored, by ``receiver`` and ``reason``.
 RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
 #: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).

@@ -31,6 +31,8 @@ import httpcore
 import httpx
 from httpcore._backends.anyio import AnyIOStream
 
+from monitor.origins import OriginPools
+
 #: Linux ``SO_TIMESTAMPNS`` (= ``SCM_TIMESTAMPNS``); the Python ``socket`` module does not define it.
 SO_TIMESTAMPNS = 35
 _TIMESPEC = struct.Struct("@ll")
@@ -244,9 +246,11 @@ def _prepare(sock: socket.socket, local_address: str | None, options: Iterable[S
 def probe_client(
     max_connections: int | None = None, verify: ssl.SSLContext | bool = True
 ) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` whose connections carry arrival stamps (see :func:`arrival_of`)."""
+    """An ``httpx.AsyncClient`` whose connections carry arrival stamps (see :func:`arrival_of`),
+    one connection pool per origin (:class:`~monitor.origins.OriginPools`)."""
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncClient(transport=StampingTransport(limits, verify), limits=limits)
+    pools = OriginPools(lambda: StampingTransport(limits, verify))
+    return httpx.AsyncClient(transport=pools, limits=limits)
 
 
 class StampingTransport(httpx.AsyncHTTPTransport):

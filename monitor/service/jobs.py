@@ -23,6 +23,7 @@ from monitor.exporter import Exporter
 from monitor.fleet.claims import SlotKey, claim, slot_of
 from monitor.fleet.role import FleetRole
 from monitor.model import Endpoint, Model
+from monitor.origins import OriginPools
 from monitor.probes.result import ProbeResult
 from monitor.probes.runner import PlannedProbe, plan_round, run_round
 from monitor.probes.wire import probe_client
@@ -79,7 +80,10 @@ class Jobs:
             metrics=exporter.store,
             model=lambda: self.model,
         )
-        self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None), follow_redirects=False)
+        # scrapes and health checks: one pool per endpoint, so no request scans the whole fleet's
+        limits = httpx.Limits(max_connections=None)
+        pools = OriginPools(lambda: httpx.AsyncHTTPTransport(limits=limits))
+        self.client = httpx.AsyncClient(transport=pools, limits=limits, follow_redirects=False)
         # Probes read SSE through a client whose connections stamp each chunk's kernel arrival time.
         self.probe_client = probe_client()
         # O(1) per endpoint: the last reading and a scrape count; probe outcomes only as counts
@@ -107,7 +111,7 @@ class Jobs:
         await asyncio.to_thread(self.writer.flush)
 
     async def write(self, op: dict[str, object]) -> None:
-        await asyncio.to_thread(self.writer.submit, op)
+        await asyncio.to_thread(self.exporter.service.cpu.call, "write", self.writer.submit, op)
 
     async def register_endpoints(self) -> None:
         await self.write(endpoints_op(self.model.endpoints))

@@ -4,6 +4,7 @@
   result (success, failure, skipped: the evaluation waited for the store);
 * ``m3mon_job_last_success_timestamp_seconds{task}``: 0 until the task first succeeds;
 * ``m3mon_job_start_delay_seconds{task}``: how late the task's last run started (0 until its first);
+* ``m3mon_job_cpu_seconds_total{kind}``: CPU seconds by kind of work (:mod:`monitor.service.cpu`);
 * ``m3mon_receiver_rejected_total{receiver,reason}``: requests refused before anything was
   stored (unauthorized, too_large, invalid, unsupported);
 * ``m3mon_config_reloads_total{result}``.
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from monitor import conventions as cv
+from monitor.service.cpu import JobCPU
 
 RELOAD_RESULTS = ("success", "failure")
 
@@ -40,6 +42,7 @@ class ServiceMetrics:
             [cv.L_TASK],
             registry=registry,
         )
+        self.cpu = JobCPU(registry)
         self.rejected = Counter(
             cv.RECEIVER_REJECTED.removesuffix("_total"),
             "Requests refused before anything was stored, by receiver and reason.",

@@ -3,8 +3,9 @@
 :func:`plan` adds one APScheduler job per task (its id is the ``task`` label of the job metrics):
 ``scrape:<endpoint>``, ``health:<endpoint>``, ``probe:<class>``, ``evaluate``, ``prune`` and
 ``report``. :class:`Tracked` wraps each job: a job never raises into the scheduler, every run is
-counted as success, failure or skipped with the time of the last success, blocking jobs run in a
-worker thread, and on shutdown running jobs get a grace period before only they are cancelled.
+counted as success, failure or skipped with the time of the last success, its CPU is counted by
+kind (:mod:`monitor.service.cpu`), blocking jobs run in a worker thread, and on shutdown running
+jobs get a grace period before only they are cancelled.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from apscheduler.events import EVENT_JOB_SUBMITTED, JobSubmissionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from monitor import conventions as cv
+from monitor.service.cpu import kind_of
 from monitor.service.jobs import SKIPPED, Jobs
 from monitor.service.metrics import ServiceMetrics
 
@@ -62,12 +64,17 @@ class Tracked:
         self.running: set[asyncio.Task[object]] = set()
 
     def __call__(self, task: str, fn: Callable[..., Any], *, blocking: bool = False) -> Callable[..., Any]:
+        cpu, kind = self.metrics.cpu, kind_of(task)
+
         async def job(*args: Any) -> None:
             current = asyncio.current_task()
             assert current is not None
             self.running.add(current)
             try:
-                value = await (asyncio.to_thread(fn, *args) if blocking else fn(*args))
+                if blocking:
+                    value = await asyncio.to_thread(cpu.call, kind, fn, *args)
+                else:
+                    value = await cpu.run(kind, fn(*args))
             except asyncio.CancelledError:
                 log.info("job %s cancelled at shutdown", task)
             except Exception:

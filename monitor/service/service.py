@@ -205,6 +205,14 @@ class Service:
                 loop.add_signal_handler(sig, self._on_stop_signal, sig)
         with suppress(NotImplementedError, RuntimeError, AttributeError):
             loop.add_signal_handler(signal.SIGHUP, self._on_sighup)
+        uninstall = self.exporter.service.cpu.install(loop)
+        try:
+            await self._run(sock, duration)
+        finally:
+            uninstall()
+
+    async def _run(self, sock: socket.socket, duration: float | None) -> None:
+        assert self.server is not None
         await self.jobs.register_endpoints()
         self.plan()
         self.scheduler.start()

@@ -134,6 +134,12 @@ def test_the_monitor_watches_itself(monitor: Monitor) -> None:
     assert last_probe >= 0
     (delay,) = monitor.samples("m3mon_job_start_delay_seconds", task="evaluate")  # exposed, once
     assert 0 <= delay < 60
+    cpu = "m3mon_job_cpu_seconds_total"
+    kinds = {k: monitor.samples(cpu, kind=k) for k in ("scrape", "write", "evaluate")}
+    assert all(len(v) == 1 and v[0] > 0 for v in kinds.values()), kinds  # exposed once per kind, counting
+    evaluated = kinds["evaluate"][0]
+    wait_until(lambda: monitor.metric(cpu, kind="evaluate") > evaluated, 30,
+               "the evaluate job's CPU to grow")  # fmt: skip
     for name in ("process_start_time_seconds", "process_resident_memory_bytes", "python_gc_objects_collected_total",
                  "python_info"):  # fmt: skip
         assert monitor.metric(name) > 0, name
