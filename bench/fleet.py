@@ -41,13 +41,13 @@ from sqlalchemy import text
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.footprint import cpu_seconds, free_port  # noqa: E402
+from bench.footprint import cpu_seconds  # noqa: E402
+from bench.pg import start_postgres  # noqa: E402
 from bench.replica import Measured, hot_spots, run_replica  # noqa: E402
 from monitor.model import SLO  # noqa: E402
 from monitor.slo.evaluate import evaluate_counts  # noqa: E402
 from monitor.store import Store  # noqa: E402
 from monitor.store.migrate import upgrade  # noqa: E402
-from tests.support.postgres import PG_BIN, PostgresCluster  # noqa: E402
 
 SPEED = float(os.environ.get("M3MON_BENCH_SPEED", "1"))
 ENDPOINTS = int(os.environ.get("M3MON_BENCH_ENDPOINTS", "200"))
@@ -56,18 +56,6 @@ WARMUP, WINDOW = 30.0, float(os.environ.get("M3MON_BENCH_WINDOW", "300"))
 PYSPY = os.environ.get("M3MON_BENCH_PYSPY")
 #: "0" skips part 3 (the evaluator), e.g. for a capacity confirmation run at a larger N
 EVALUATOR = os.environ.get("M3MON_BENCH_EVALUATOR", "1") != "0"
-
-
-def postgres(tmp: Path) -> PostgresCluster:
-    root = tmp / "pg"
-    root.mkdir()
-    shutil.chown(root, "postgres", "postgres")
-    cluster = PostgresCluster(f"{PG_BIN}/pg_ctl", root / "data", free_port(), root / "log")
-    cmd = ["runuser", "-u", "postgres", "--", f"{PG_BIN}/initdb", "-D", str(cluster.data), "-A", "trust",
-           "-U", "postgres", "--no-sync", "-E", "UTF8"]  # fmt: skip
-    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
-    cluster.start()
-    return cluster
 
 
 def slices(slos: list[SLO], now: float) -> Iterator[tuple[object, ...]]:
@@ -139,7 +127,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         shutil.chown(tmp, "postgres", "postgres")
         os.chmod(tmp, 0o777)
-        cluster = postgres(tmp)
+        cluster = start_postgres(tmp)
         sims: subprocess.Popen[bytes] | None = None
         try:
             sims = subprocess.Popen([sys.executable, str(ROOT / "bench" / "sims.py"), str(ENDPOINTS)],

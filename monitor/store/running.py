@@ -94,9 +94,6 @@ class RunningCounts:
         self.horizon = 0.0
         self._states: dict[str, _State] = {}
 
-    def tracked(self) -> int:
-        return len(self._states)
-
     def memory(self) -> int:
         """Bytes held by the tracked SLOs' sums (arrays, lists and dictionaries, not the ids)."""
         size = sys.getsizeof(self._states)
