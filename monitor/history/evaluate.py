@@ -24,7 +24,7 @@ from monitor.model import Model
 from monitor.slo.evaluate import evaluate_counts
 from monitor.slo.windows import align
 from monitor.store import Store
-from monitor.store.ops import evaluations_op
+from monitor.store.ops import EVALUATION_KEY, evaluations_op
 from monitor.store.tables import EvaluationRow, EventSliceRow
 
 HISTORY_STEP = 600.0
@@ -79,6 +79,6 @@ def evaluate_history(store: Store, model: Model, start: float, end: float, step:
         for i in range(0, len(evaluations), CHUNK):
             rows = evaluations_op(evaluations[i : i + CHUNK])["rows"]
             with store.session() as session:
-                insert_new(session, EvaluationRow.__table__, rows, ("slo_id", "window", "evaluated_at"))  # type: ignore[arg-type]
+                insert_new(session, EvaluationRow.__table__, rows, EVALUATION_KEY)  # type: ignore[arg-type]
         done += len(evaluations)
     return done

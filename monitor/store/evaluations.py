@@ -1,8 +1,7 @@
-"""Stored SLO evaluations: one row per (SLO, window, evaluated_at), read back as evaluations."""
+"""Stored SLO evaluations: one row per (SLO, evaluated_at) holding every window, read back as evaluations."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -13,30 +12,30 @@ from monitor.slo.evaluate import SLOEvaluation, WindowResult
 from monitor.store.ops import apply_op, evaluations_op
 from monitor.store.tables import EvaluationRow
 
-#: Rows are read as plain tuples (not ORM objects): a week of evaluations is ~100k rows.
+#: Rows are read as plain tuples (not ORM objects): a week of evaluations is ~10k rows per SLO.
 TABLE = EvaluationRow.__table__
 
 
+def window_results(windows: Iterable[dict[str, Any]], at: float) -> tuple[WindowResult, ...]:
+    """A stored row's ``windows`` (ending at ``at``) as results, in stored order (shortest first)."""
+    return tuple(
+        WindowResult(w["window"], w["start"], float(at), w["good"], w["total"], w["attainment"],
+                     w["budget_remaining"], w["burn_rate"])
+        for w in windows
+    )  # fmt: skip
+
+
+def evaluation_of(r: Any) -> SLOEvaluation:
+    """An evaluation from its stored row."""
+    at = float(r.evaluated_at)
+    windows = window_results(r.windows, at)
+    head = (r.slo_id, r.request_class, r.slo_name, r.sli, r.objective, at)
+    return SLOEvaluation(*head, windows, r.status, r.severity)
+
+
 def _assemble(rows: Iterable[Any]) -> list[SLOEvaluation]:
-    """Group rows by (SLO, instant) into evaluations, windows in stored order (shortest first)."""
-    groups: dict[tuple[str, float], list[Any]] = defaultdict(list)
-    for r in rows:
-        groups[(r.slo_id, r.evaluated_at)].append(r)
-    out = []
-    for (slo_id, at), rs in groups.items():
-        rs.sort(key=lambda r: r.id)
-        windows = tuple(
-            WindowResult(
-                r.window, r.window_start, at, r.good, r.total, r.attainment, r.budget_remaining, r.burn_rate
-            )
-            for r in rs
-        )
-        f = rs[0]
-        out.append(
-            SLOEvaluation(
-                slo_id, f.request_class, f.slo_name, f.sli, f.objective, at, windows, f.status, f.severity
-            )
-        )
+    """Evaluations from stored rows, oldest first (then by SLO)."""
+    out = [evaluation_of(r) for r in rows]
     out.sort(key=lambda e: (e.evaluated_at, e.slo_id))
     return out
 

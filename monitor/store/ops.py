@@ -7,7 +7,7 @@ inserted keyed by their natural key, so applying an op twice leaves the same row
 Natural keys: probe result (endpoint, class, kind, started_at), in fleet mode also (endpoint,
 class, kind, slot); scrape reading (endpoint, time), in fleet mode also (endpoint, slot), from
 which the store derives the scrape intervals (endpoint, end) (:mod:`monitor.store.readings`);
-event slice (slo_id, endpoint, origin, end); evaluation (slo_id, window, evaluated_at); incident
+event slice (slo_id, endpoint, origin, end); evaluation (slo_id, evaluated_at); incident
 (fingerprint, starts_at); server span (trace_id, span_id). Rollups are only incremented by
 slices that were actually inserted.
 
@@ -112,30 +112,35 @@ def slices_op(slices: Sequence[EventSlice]) -> Op:
     return {"op": "slices", "slices": [asdict(s) for s in slices]}
 
 
-def evaluations_op(evaluations: Sequence[SLOEvaluation], replace: bool = False) -> Op:
-    """``replace``: overwrite stored rows of the same (SLO, window, instant) (a step evaluated again)."""
-    rows = [
-        {
-            "slo_id": e.slo_id,
-            "request_class": e.request_class,
-            "slo_name": e.slo_name,
-            "sli": e.sli,
-            "window": w.window,
-            "window_start": w.start,
-            "evaluated_at": e.evaluated_at,
-            "objective": e.objective,
-            "good": w.good,
-            "total": w.total,
-            "attainment": w.attainment,
-            "budget_remaining": w.budget_remaining,
-            "burn_rate": w.burn_rate,
-            "status": e.status,
-            "severity": e.severity,
-        }
-        for e in evaluations
+def evaluation_row(e: SLOEvaluation) -> dict[str, Any]:
+    """The stored row of one evaluation: the SLO at one instant, its windows as a JSON list."""
+    windows = [
+        {"window": w.window, "start": w.start, "good": w.good, "total": w.total,
+         "attainment": _finite(w.attainment), "budget_remaining": _finite(w.budget_remaining),
+         "burn_rate": _finite(w.burn_rate)}
         for w in e.windows
-    ]
-    return {"op": "evaluations", "rows": rows, "replace": replace}
+    ]  # fmt: skip
+    return {
+        "slo_id": e.slo_id,
+        "evaluated_at": e.evaluated_at,
+        "request_class": e.request_class,
+        "slo_name": e.slo_name,
+        "sli": e.sli,
+        "objective": e.objective,
+        "status": e.status,
+        "severity": e.severity,
+        "windows": windows,
+    }
+
+
+def _finite(x: float | None) -> float | None:
+    """A ratio as stored: NaN and ±Inf (none arise from finite counts) as None."""
+    return x if x is None or math.isfinite(x) else None
+
+
+def evaluations_op(evaluations: Sequence[SLOEvaluation], replace: bool = False) -> Op:
+    """``replace``: overwrite the stored row of the same (SLO, instant) (a step evaluated again)."""
+    return {"op": "evaluations", "rows": [evaluation_row(e) for e in evaluations], "replace": replace}
 
 
 def alertmanager_op(payload: dict[str, Any], received_at: float) -> Op:
@@ -195,17 +200,16 @@ def _apply_slices(session: Session, op: Op) -> None:
     write_slices(session, op["slices"])
 
 
-_EVALUATION_KEY = ("slo_id", "window", "evaluated_at")
-_EVALUATION_VALUES = ("window_start", "objective", "good", "total", "attainment", "budget_remaining",
-                      "burn_rate", "status", "severity")  # fmt: skip
+EVALUATION_KEY = ("slo_id", "evaluated_at")
+_EVALUATION_VALUES = ("request_class", "slo_name", "sli", "objective", "status", "severity", "windows")
 
 
 def _apply_evaluations(session: Session, op: Op) -> None:
     table = EvaluationRow.__table__
     if op.get("replace"):
-        upsert_replace(session, table, op["rows"], _EVALUATION_KEY, _EVALUATION_VALUES)  # type: ignore[arg-type]
+        upsert_replace(session, table, op["rows"], EVALUATION_KEY, _EVALUATION_VALUES)  # type: ignore[arg-type]
     else:
-        insert_many_ignore(session, table, op["rows"], _EVALUATION_KEY)  # type: ignore[arg-type]
+        insert_many_ignore(session, table, op["rows"], EVALUATION_KEY)  # type: ignore[arg-type]
 
 
 def _apply_incidents(session: Session, op: Op) -> None:

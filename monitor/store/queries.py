@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from monitor.conventions import BURN_ALERTS
 from monitor.slo.evaluate import STATUS_BURNING, STATUS_EXHAUSTED, SLOEvaluation, WindowResult
-from monitor.store.evaluations import EvaluationRepo
+from monitor.store.evaluations import EvaluationRepo, window_results
 from monitor.store.tables import DeploymentRow, EvaluationRow, IncidentRow, ProbeResultRow, ScrapeIntervalRow
 
 
@@ -145,19 +145,18 @@ def burn_evaluations(
     """
     e = EvaluationRow
     span = (e.evaluated_at > start - BURN_LOOKBACK, e.evaluated_at <= end)
-    cols = (e.slo_id, e.request_class, e.slo_name, e.evaluated_at, e.status, e.severity)
-    wcols = (e.window, e.window_start, e.good, e.total, e.attainment, e.budget_remaining, e.burn_rate)
-    q = select(*cols, *wcols).where(*span, e.status.in_(HOT), e.window.in_(BURN_WINDOWS))
-    groups: dict[tuple[Any, ...], list[WindowResult]] = defaultdict(list)
-    for row in session.execute(q.order_by(e.evaluated_at, e.slo_id, e.id)):
-        r: Any = row
-        groups[tuple(r[:6])].append(WindowResult(r[6], r[7], float(r[3]), r[8], r[9], r[10], r[11], r[12]))
-    burns = [StoredBurn(h[0], h[1], h[2], float(h[3]), h[4], h[5], tuple(ws)) for h, ws in groups.items()]
+    cols = (e.slo_id, e.request_class, e.slo_name, e.evaluated_at, e.status, e.severity, e.windows)
+    q = select(*cols).where(*span, e.status.in_(HOT)).order_by(e.evaluated_at, e.slo_id)
+    burns = [
+        StoredBurn(r.slo_id, r.request_class, r.slo_name, float(r.evaluated_at), r.status, r.severity,
+                   tuple(w for w in window_results(r.windows, r.evaluated_at) if w.window in BURN_WINDOWS))
+        for r in session.execute(q)
+    ]  # fmt: skip
     calm: dict[str, list[float]] = defaultdict(list)
     if burns:
         first = min(b.evaluated_at for b in burns)
         quiet = select(e.slo_id, e.evaluated_at).where(
-            *span, e.window == PEAK_WINDOW, e.evaluated_at > first, e.status.not_in(HOT),
+            *span, e.evaluated_at > first, e.status.not_in(HOT),
             e.slo_id.in_({b.slo_id for b in burns}),
         )  # fmt: skip
         for slo_id, at in session.execute(quiet):

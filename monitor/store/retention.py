@@ -1,8 +1,8 @@
 """Retention: raw probe results, server spans, scrape intervals, gaps and event slices older than the
 retention go; scrape readings after a day.
 
-Evaluations and hourly slice rollups are kept: they are small (one row per SLO per window per
-step, one per SLO per hour) and they are what the SLO period and the reports read. The pruned
+Evaluations and hourly slice rollups are kept: they are small (one row per SLO per step,
+one per SLO per hour) and they are what the SLO period and the reports read. The pruned
 horizon is remembered in ``store_meta`` so window counting knows where raw slices end.
 """
 

@@ -269,29 +269,22 @@ class SliceRollupRow(Base):
 
 
 class EvaluationRow(Base):
-    """One window of one SLO at one aligned instant."""
+    """Every window of one SLO at one aligned instant: one row per (SLO, instant), the windows'
+    numbers in ``windows`` (a JSON list, shortest window first, each ``{"window", "start",
+    "good", "total", "attainment", "budget_remaining", "burn_rate"}``; a window ends at
+    ``evaluated_at``). One row, not one per window: a step of 5,000 SLOs writes 5,000 rows."""
 
     __tablename__ = "evaluations"
-    __table_args__ = (
-        UniqueConstraint("slo_id", "window", "evaluated_at"),
-        Index("ix_evaluations_at", "evaluated_at"),
-    )
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    slo_id: Mapped[str] = mapped_column(String(201))
+    __table_args__ = (Index("ix_evaluations_at", "evaluated_at"),)
+    slo_id: Mapped[str] = mapped_column(String(201), primary_key=True)
+    evaluated_at: Mapped[float] = mapped_column(primary_key=True)
     request_class: Mapped[str] = mapped_column(String(100))
     slo_name: Mapped[str] = mapped_column(String(100))
     sli: Mapped[str] = mapped_column(String(20))
-    window: Mapped[str] = mapped_column(String(10))
-    window_start: Mapped[float]
-    evaluated_at: Mapped[float]
     objective: Mapped[float]
-    good: Mapped[float]
-    total: Mapped[float]
-    attainment: Mapped[float | None]
-    budget_remaining: Mapped[float | None]
-    burn_rate: Mapped[float | None]
     status: Mapped[str] = mapped_column(String(12))
     severity: Mapped[str | None] = mapped_column(String(10))
+    windows: Mapped[list[Any]]
 
 
 class IncidentRow(Base):

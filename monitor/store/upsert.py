@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
 from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
@@ -55,8 +56,10 @@ def insert_many_ignore(
     session: Session, table: Table, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]
 ) -> None:
     """Insert rows whose natural ``keys`` are new, for large batches whose inserted rows nobody
-    needs: on PostgreSQL one ``INSERT … SELECT FROM unnest(<one array per column>)`` (one
-    statement and one round trip for any number of rows), elsewhere one executemany."""
+    needs: on PostgreSQL one ``INSERT … SELECT FROM json_to_recordset(<the rows as one JSON
+    document>)`` (one statement, one parameter and one round trip for any number of rows; the
+    server parses the document, the driver escapes nothing), elsewhere one executemany. The rows'
+    values must be JSON-able and finite (:func:`finite`)."""
     if not rows:
         return
     if session.get_bind().dialect.name != "postgresql":
@@ -65,14 +68,15 @@ def insert_many_ignore(
         return
     dialect = session.get_bind().dialect
     cols = list(rows[0])
-    casts = ", ".join(f"%s::{table.c[c].type.compile(dialect=dialect)}[]" for c in cols)
-    quoted = ", ".join(dialect.identifier_preparer.quote(c) for c in cols)
+    quote = dialect.identifier_preparer.quote
+    record = ", ".join(f"{quote(c)} {table.c[c].type.compile(dialect=dialect)}" for c in cols)
+    quoted = ", ".join(quote(c) for c in cols)
     sql = (
-        f"INSERT INTO {table.name} ({quoted}) SELECT * FROM unnest({casts}) "
-        f"ON CONFLICT ({', '.join(dialect.identifier_preparer.quote(k) for k in keys)}) DO NOTHING"
+        f"INSERT INTO {table.name} ({quoted}) SELECT {quoted} "
+        f"FROM json_to_recordset(%s::json) AS r({record}) "
+        f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO NOTHING"
     )
-    columns = tuple([r[c] for r in rows] for c in cols)
-    session.connection().exec_driver_sql(sql, columns)
+    session.connection().exec_driver_sql(sql, (orjson.dumps(list(rows)).decode(),))
 
 
 def upsert_add(

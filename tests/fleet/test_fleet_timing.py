@@ -125,7 +125,8 @@ def _evaluations_hold_the_stored_slices(url: str, since: float, until: float) ->
     """Every stored 5m evaluation of the probe SLO in [since, until] against a recount of the
     counted slices of its window, straight from the table."""
     wrong = []
-    evals = rows(url, "SELECT evaluated_at, good, total FROM evaluations WHERE slo_id = :s AND \"window\" = '5m' "
+    evals = rows(url, "SELECT evaluated_at, (w->>'good')::float8, (w->>'total')::float8 FROM evaluations, "
+                      "json_array_elements(windows) AS w WHERE slo_id = :s AND w->>'window' = '5m' "
                       "AND evaluated_at BETWEEN :a AND :b ORDER BY evaluated_at", s=PROBE_SLO, a=since, b=until)  # fmt: skip
     for at, good, total in evals:
         ((g, t),) = rows(url, 'SELECT coalesce(sum(good), 0), coalesce(sum(total), 0) FROM event_slices WHERE '

@@ -105,12 +105,15 @@ def test_evaluations_at_every_step_equal_the_evaluator_on_the_store(built: Built
     with built.store.counter() as counts:
         want = evaluate_counts(slo, at, counts)
     with built.store.session() as s:
-        rows = {r.window: r for r in s.scalars(select(EvaluationRow).where(EvaluationRow.slo_id == slo.id,
-                                                                           EvaluationRow.evaluated_at == at))}  # fmt: skip
-    assert {w.window for w in want.windows} == set(rows)
+        row = s.scalars(select(EvaluationRow).where(EvaluationRow.slo_id == slo.id,
+                                                    EvaluationRow.evaluated_at == at)).one()  # fmt: skip
+    stored = {w["window"]: w for w in row.windows}
+    assert {w.window for w in want.windows} == set(stored)
     for w in want.windows:
-        assert (rows[w.window].good, rows[w.window].total) == pytest.approx((w.good, w.total)), w.window
-        assert rows[w.window].status == want.status
+        assert (stored[w.window]["good"], stored[w.window]["total"]) == pytest.approx((w.good, w.total)), (
+            w.window
+        )
+    assert row.status == want.status
 
 
 def test_the_brownout_fails_probes_and_the_deployment_changes_the_fingerprint(built: Built) -> None:

@@ -6,13 +6,15 @@ import os
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from monitor.cli import main
+from monitor.store import Store
 from monitor.store.engine import make_engine
-from monitor.store.migrate import current, head, upgrade
+from monitor.store.migrate import alembic_config, current, head, upgrade
 from monitor.store.tables import Base
 
 
@@ -27,7 +29,7 @@ def test_models_and_migrations_agree(db_url: str) -> None:
         engine.dispose()
     assert diff == []
     assert set(Base.metadata.tables) <= tables
-    assert current(db_url) == head() == "0008"
+    assert current(db_url) == head() == "0009"
 
 
 def test_upgrade_is_repeatable(db_url: str) -> None:
@@ -50,7 +52,7 @@ def test_cli_db_upgrade_and_current_from_another_directory(
     assert "not migrated" in capsys.readouterr().out
     assert main(["db", "upgrade", "-c", str(cfg)]) == 0
     assert main(["db", "current", "-c", str(cfg)]) == 0
-    assert "0008 (head)" in capsys.readouterr().out
+    assert "0009 (head)" in capsys.readouterr().out
     assert db.exists() and os.listdir(elsewhere) == []
 
 
@@ -86,3 +88,56 @@ def test_database_passwords_are_never_printed(
     out = capsys.readouterr()
     assert "m3mon:***@127.0.0.1:9/m3mon" in out.out + out.err
     assert "s3cr3t-pw" not in out.out + out.err
+
+
+#: Rows of the per-window evaluations table (0001-0008), as such a store holds them: two windows of
+#: one SLO at one instant (stored shortest first), one window of another SLO that was burning.
+OLD_ROWS = [
+    # slo_id, class, slo, sli, window, window_start, at, objective, good, total, att, budget, burn, status, sev
+    ("c/a", "c", "a", "availability", "5m", 700.0, 1000.0, 0.99, 9.0, 10.0, 0.9, -9.0, 10.0, "burning", "page"),
+    ("c/a", "c", "a", "availability", "1h", -2600.0, 1000.0, 0.99, 99.0, 100.0, 0.99, 0.0, 1.0, "burning", "page"),
+    ("c/b", "c", "b", "ttft", "5m", 700.0, 1000.0, 0.95, 0.0, 0.0, None, None, None, "no data", None),
+]  # fmt: skip
+OLD_COLUMNS = ("slo_id, request_class, slo_name, sli, \"window\", window_start, evaluated_at, objective, good, "
+               "total, attainment, budget_remaining, burn_rate, status, severity")  # fmt: skip
+
+
+def _old_rows(url: str) -> list[tuple[object, ...]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [
+                tuple(r) for r in conn.execute(text(f"SELECT {OLD_COLUMNS} FROM evaluations ORDER BY id"))
+            ]
+    finally:
+        engine.dispose()
+
+
+def test_per_window_evaluations_carry_over_to_one_row_per_step_and_back(db_url: str) -> None:
+    """0009 turns a store's per-window rows into one row per (SLO, instant) that reads back as the
+    same evaluations; its downgrade gives the per-window rows back unchanged."""
+    upgrade(db_url, "0008")
+    engine = make_engine(db_url)
+    marks = ", ".join(f":p{i}" for i in range(15))
+    with engine.begin() as conn:
+        for row in OLD_ROWS:
+            conn.execute(text(f"INSERT INTO evaluations ({OLD_COLUMNS}) VALUES ({marks})"),
+                         {f"p{i}": v for i, v in enumerate(row)})  # fmt: skip
+    engine.dispose()
+    upgrade(db_url)
+    store = Store(db_url)
+    try:
+        got = {e.slo_id: e for e in store.latest_evaluations()}
+    finally:
+        store.close()
+    a, b = got["c/a"], got["c/b"]
+    assert (a.status, a.severity, a.objective, a.evaluated_at) == ("burning", "page", 0.99, 1000.0)
+    assert [(w.window, w.start, w.end, w.good, w.total, w.burn_rate) for w in a.windows] == [
+        ("5m", 700.0, 1000.0, 9.0, 10.0, 10.0),
+        ("1h", -2600.0, 1000.0, 99.0, 100.0, 1.0),
+    ]
+    assert (b.sli, b.status, b.severity, [(w.window, w.attainment) for w in b.windows]) == (
+        "ttft", "no data", None, [("5m", None)]
+    )  # fmt: skip
+    command.downgrade(alembic_config(db_url), "0008")
+    assert _old_rows(db_url) == OLD_ROWS
