@@ -18,8 +18,9 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "scrape",
         help="read a vLLM/SGLang /metrics page or a GPU exporter page (URL or file) into canonical signals",
-        description="Read TARGET (a /metrics URL or a file holding a saved page; a dcgm-exporter or AMD "
-        "device metrics exporter page is read as a GPU page: per-GPU signals and driver version). Without --since: "
+        description="Read TARGET (a /metrics URL or a file holding a saved page; a dcgm-exporter or "
+        "AMD device metrics exporter page is read as a GPU page: per-GPU signals and driver version). "
+        "Without --since: "
         "cumulative signals since the server started. With --since OLDER: the interval between the "
         "two pages (counter resets are detected and marked). Exit status 1 with the reason when a "
         "page cannot be fetched or is not a valid page. JSON keys are documented in docs/collector.md.",
@@ -120,7 +121,8 @@ def _table(doc: dict[str, Any]) -> str:
         lines.append(row)
     if kv := t["kv_residency"]:
         lines.append(
-            f"  kv residency: evicted blocks={kv['evicted_blocks']:g} reuse gap p50={_fmt(kv['reuse_gap_p50'], 's')} "
+            f"  kv residency: evicted blocks={kv['evicted_blocks']:g} "
+            f"reuse gap p50={_fmt(kv['reuse_gap_p50'], 's')} "
             f"idle before evict p50={_fmt(kv['idle_before_evict_p50'], 's')} "
             f"eviction before reuse={_fmt(kv['eviction_before_reuse'])}"
         )

@@ -48,8 +48,10 @@ def gpu_table(doc: dict[str, Any]) -> str:
         f"host={fp['hostname'] or '?'}",
         f"  endpoint: util mean={_fmt(agg['util_mean'], 100, '%')} max={_fmt(agg['util_max'], 100, '%')} "
         f"sm_active={_fmt(agg['sm_active_mean'])} tensor_active={_fmt(agg['tensor_active_mean'])} "
-        f"power={_fmt(agg['power_watts'], 1, 'W')} fullest memory={_fmt(agg['memory_used_ratio_max'], 100, '%')}",
-        f"  {'gpu':<6}{'util':>8}{'sm':>8}{'tensor':>8}{'mem used':>12}{'mem free':>12}{'power':>9}{'xid':>6}",
+        f"power={_fmt(agg['power_watts'], 1, 'W')} "
+        f"fullest memory={_fmt(agg['memory_used_ratio_max'], 100, '%')}",
+        f"  {'gpu':<6}{'util':>8}{'sm':>8}{'tensor':>8}{'mem used':>12}{'mem free':>12}"
+        f"{'power':>9}{'xid':>6}",
     ]
     for name, d in g["gpus"].items():
         lines.append(

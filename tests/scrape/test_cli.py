@@ -31,7 +31,16 @@ def test_json_cumulative(capsys: pytest.CaptureFixture[str]) -> None:
     )
     doc = json.loads(out)
     assert code == 0
-    assert set(doc) == {"target", "since", "page", "thresholds", "models", "fingerprint", "signals", "by_model"}
+    assert set(doc) == {
+        "target",
+        "since",
+        "page",
+        "thresholds",
+        "models",
+        "fingerprint",
+        "signals",
+        "by_model",
+    }
     s = doc["signals"]
     assert s["backend"] == "sglang" and s["total"]["finished"] == {"abort": 13, "completed": 187}
     assert s["total"]["histograms"]["e2e"]["under"]["5"] == {
