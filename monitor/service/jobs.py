@@ -167,7 +167,7 @@ class Jobs:
         slot = slot_of(reading.time, endpoint.scrape_interval) if self.fleet else None
         replica = self.fleet.replica if self.fleet is not None else None
         await self.write(reading_op(endpoint.name, reading, slot, replica))
-        if not first:
+        if not first and isinstance(signals, Signals):
             residency = signals.total.kv_residency
             share = residency.eviction_before_reuse if residency is not None else None
             self.exporter.gpu.set_eviction_before_reuse(endpoint.name, share)
