@@ -108,6 +108,8 @@ GPU_POWER: Final = "m3mon_gpu_power_watts"
 GPU_XID: Final = "m3mon_gpu_last_xid"
 GPU_INTERCONNECT: Final = "m3mon_gpu_interconnect_bytes_per_second"
 L_GPU: Final = "gpu"
+#: Prometheus job of the GPU exporters (dcgm-exporter / AMD DME) beside each endpoint (docs/generate.md).
+JOB_GPU: Final = "gpu-exporter"
 #: KV-cache thrash from vLLM's kv_block_* histograms (docs/collector.md "KV residency"), label endpoint.
 KV_EVICTION_BEFORE_REUSE: Final = "m3mon_kv_eviction_before_reuse_ratio"
 
