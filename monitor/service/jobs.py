@@ -28,10 +28,8 @@ from monitor.probes.result import ProbeResult
 from monitor.probes.runner import PlannedProbe, plan_round, run_round
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
-from monitor.scrape.fetch import fetch_text
-from monitor.scrape.gpu import GpuReading, read_gpu_text
-from monitor.scrape.gpu_signals import GpuSignals, gpu_signals
 from monitor.scrape.signals import Signals
+from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.windows import align
@@ -48,10 +46,6 @@ FINGERPRINT_EVERY = 20
 #: evaluation steps, if that is shorter) gives up the evaluator lock.
 LOCK_GIVE_UP = 30.0
 LOCK_GIVE_UP_STEPS = 3
-#: Deadline of one GPU exporter scrape (dcgm-exporter answers from its own cache).
-GPU_TIMEOUT = 10.0
-_DONE = asyncio.Event()
-_DONE.set()
 
 
 class Skipped:
@@ -96,11 +90,8 @@ class Jobs:
         # O(1) per endpoint: the last reading and a scrape count; probe outcomes only as counts
         self.readings: dict[str, Reading] = {}
         self.scrapes: dict[str, int] = {}
-        #: GPU telemetry per endpoint with a GPU exporter: the last reading, and the signals a
-        #: bottleneck verdict reads (the interval between its last two good GPU scrapes)
-        self.gpu_readings: dict[str, GpuReading] = {}
-        self.gpu_signals: dict[str, GpuSignals] = {}
-        self.gpu_ready: dict[str, asyncio.Event] = {}  # set once an endpoint's first GPU scrape ended
+        #: GPU telemetry of endpoints with a GPU exporter; ``self.gpu.signals`` is what a verdict reads
+        self.gpu = GpuScrapes(self.client, exporter.gpu)
         self.probe_outcomes: Counter[str] = Counter()  # reason (or "ok") -> runs
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
         self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
@@ -115,13 +106,11 @@ class Jobs:
             if new is None or old is None or (old.metrics_url, old.backend) != (new.metrics_url, new.backend):
                 self.readings.pop(name, None)
                 self.scrapes.pop(name, None)
-        for name in list(self.gpu_readings):
+        for name in list(self.gpu.readings):
             old = next((e for e in self.model.endpoints if e.name == name), None)
             new = kept.get(name)
             if new is None or old is None or old.gpu_exporter != new.gpu_exporter:
-                self.gpu_readings.pop(name, None)
-                self.gpu_signals.pop(name, None)
-                self.exporter.gpu.forget(name)
+                self.gpu.forget(name)
         self.model = model
 
     async def close(self) -> None:
@@ -144,7 +133,7 @@ class Jobs:
         its first or a failed one). The endpoint's GPU exporter, if any, is scraped alongside."""
         if endpoint.gpu_exporter is None:
             return await self._scrape_engine(endpoint)
-        signals, _ = await asyncio.gather(self._scrape_engine(endpoint), self.scrape_gpu(endpoint))
+        signals, _ = await asyncio.gather(self._scrape_engine(endpoint), self.gpu.scrape(endpoint))
         return signals
 
     async def _scrape_engine(self, endpoint: Endpoint) -> Signals | None:
@@ -161,8 +150,7 @@ class Jobs:
         self.readings[endpoint.name] = reading
         count = self.scrapes[endpoint.name] = self.scrapes.get(endpoint.name, 0) + 1
         if count % FINGERPRINT_EVERY == 1:
-            if endpoint.gpu_exporter is not None and endpoint.name not in self.gpu_readings:
-                await self.gpu_ready.get(endpoint.name, _DONE).wait()
+            await self.gpu.first(endpoint.name)  # the fingerprint carries the GPU driver version
             await self._fingerprint(endpoint, reading)
         slot = slot_of(reading.time, endpoint.scrape_interval) if self.fleet else None
         replica = self.fleet.replica if self.fleet is not None else None
@@ -173,32 +161,9 @@ class Jobs:
             self.exporter.gpu.set_eviction_before_reuse(endpoint.name, share)
         return None if first else signals
 
-    async def scrape_gpu(self, endpoint: Endpoint) -> GpuSignals | None:
-        """Scrape the endpoint's GPU exporter page: per-GPU gauges and the endpoint's GPU signals
-        (``self.gpu_signals``, the interval since the previous good GPU scrape when there is one)."""
-        gpu = endpoint.gpu_exporter
-        if gpu is None:
-            return None
-        ready = self.gpu_ready.setdefault(endpoint.name, asyncio.Event())
-        try:
-            text = await fetch_text(self.client, gpu.url, timeout=GPU_TIMEOUT)
-            reading = await asyncio.to_thread(read_gpu_text, text, time.time(), gpu.kind)
-        except ScrapeError as exc:
-            self.exporter.gpu.failed(endpoint.name)
-            self.gpu_signals.pop(endpoint.name, None)
-            log.warning("GPU scrape %s (%s) failed: %s", endpoint.name, gpu.url, exc)
-            return None
-        finally:
-            ready.set()
-        found = gpu_signals(endpoint.name, reading, self.gpu_readings.get(endpoint.name))
-        self.gpu_readings[endpoint.name] = reading
-        self.gpu_signals[endpoint.name] = found
-        self.exporter.gpu.update(found)
-        return found
-
     async def _fingerprint(self, endpoint: Endpoint, reading: Reading) -> None:
         fp = await fingerprint(endpoint, self.client, reading)
-        fp = fp.with_gpu(self.gpu_readings.get(endpoint.name))
+        fp = fp.with_gpu(self.gpu.readings.get(endpoint.name))
         self.exporter.scrape.set_fingerprint(endpoint.name, fp)
         for warning in fp.warnings:
             log.warning("%s: %s", endpoint.name, warning)

@@ -61,7 +61,7 @@ def test_gpu_exporter_scraped_with_the_endpoint(tmp_path: Path) -> None:
     assert samples(published, "m3mon_gpu_scrape_success") == {("pool",): 1.0}
     fb_used = {k[0]: v for k, v in samples(page, "DCGM_FI_DEV_FB_USED").items()}
     assert samples(published, "m3mon_gpu_memory_used_bytes")[("pool", "1")] == fb_used["1"] * 2**20
-    signals = jobs.gpu_signals["pool"]
+    signals = jobs.gpu.signals["pool"]
     assert signals.start is not None and signals.xid_gpus == {"0": 48}
     info = samples(published, "m3mon_deployment_info")
     assert any("570.124.06" in key for key in info), info
@@ -77,7 +77,7 @@ def test_a_failed_gpu_scrape_drops_the_gpu_series(tmp_path: Path) -> None:
     jobs = Jobs(model, store, exporter)
 
     async def run() -> None:
-        assert await jobs.scrape_gpu(model.endpoints[0]) is None
+        assert await jobs.gpu.scrape(model.endpoints[0]) is None
         await jobs.close()
 
     asyncio.run(run())
