@@ -65,6 +65,15 @@ class DeploymentSpec(_Strict):
     kv_cache_dtype: str | None = None
 
 
+class GpuExporterSpec(_Strict):
+    """The GPU exporter that watches an endpoint's GPUs (scraped on the endpoint's schedule)."""
+
+    #: The exporter's metrics URL: dcgm-exporter (``:9400/metrics``) or AMD's device metrics exporter.
+    url: Annotated[str, Field(pattern=_URL)]
+    #: Which exporter serves it; ``auto`` tells them apart by their families.
+    kind: Literal["auto", "dcgm", "amd"] = "auto"
+
+
 class EndpointSpec(_Strict):
     name: Name
     base_url: Annotated[str, Field(pattern=_URL)]
@@ -79,6 +88,8 @@ class EndpointSpec(_Strict):
     span_service_name: str | None = Field(default=None, min_length=1, max_length=200)
     #: The class real-traffic spans count for in span goodput (default: routed by context ceiling).
     span_class: Name | None = None
+    #: The GPU exporter of the endpoint's GPUs (docs/collector.md "GPU pages"); none by default.
+    gpu_exporter: GpuExporterSpec | None = None
 
     @model_validator(mode="after")
     def _span_class(self) -> EndpointSpec:
@@ -396,6 +407,7 @@ __all__ = [
     "SLI_KINDS",
     "ConfigSpec",
     "EndpointSpec",
+    "GpuExporterSpec",
     "RequestClassSpec",
     "SLOSpec",
     "load_config",

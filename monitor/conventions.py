@@ -97,6 +97,21 @@ SCRAPE_DURATION: Final = "m3mon_scrape_duration_seconds"
 SCRAPE_ERRORS: Final = "m3mon_scrape_errors_total"
 DEPLOYMENT_INFO: Final = "m3mon_deployment_info"
 HEALTH_UP: Final = "m3mon_endpoint_health_up"
+#: GPU telemetry read from each endpoint's GPU exporter (dcgm-exporter / AMD DME), labels endpoint+gpu.
+GPU_SCRAPE_SUCCESS: Final = "m3mon_gpu_scrape_success"
+GPU_UTILIZATION: Final = "m3mon_gpu_utilization_ratio"
+GPU_SM_ACTIVE: Final = "m3mon_gpu_sm_active_ratio"
+GPU_TENSOR_ACTIVE: Final = "m3mon_gpu_tensor_active_ratio"
+GPU_MEMORY_USED: Final = "m3mon_gpu_memory_used_bytes"
+GPU_MEMORY_FREE: Final = "m3mon_gpu_memory_free_bytes"
+GPU_POWER: Final = "m3mon_gpu_power_watts"
+GPU_XID: Final = "m3mon_gpu_last_xid"
+GPU_INTERCONNECT: Final = "m3mon_gpu_interconnect_bytes_per_second"
+L_GPU: Final = "gpu"
+#: Prometheus job of the GPU exporters (dcgm-exporter / AMD DME) beside each endpoint (docs/generate.md).
+JOB_GPU: Final = "gpu-exporter"
+#: KV-cache thrash from vLLM's kv_block_* histograms (docs/collector.md "KV residency"), label endpoint.
+KV_EVICTION_BEFORE_REUSE: Final = "m3mon_kv_eviction_before_reuse_ratio"
 
 SLO_ATTAINMENT: Final = "m3mon_slo_attainment_ratio"
 SLO_BUDGET_REMAINING: Final = "m3mon_slo_error_budget_remaining_ratio"

@@ -26,6 +26,7 @@ from monitor.maintenance.metrics import MaintenanceCollector
 from monitor.model import Model
 from monitor.probes.genai_metrics import GenAIMetrics
 from monitor.probes.metrics import ProbeMetrics, targets
+from monitor.scrape.gpu_metrics import GpuMetrics
 from monitor.scrape.metrics import ScrapeMetrics
 from monitor.service.metrics import ServiceMetrics
 from monitor.slo.metrics import SLOMetrics
@@ -44,6 +45,7 @@ class Exporter:
         GCCollector(registry=self.registry)
         self.model = model
         self.scrape = ScrapeMetrics(self.registry)
+        self.gpu = GpuMetrics(self.registry)
         self.probes = ProbeMetrics.for_model(self.registry, model, judge(model))
         self.genai = GenAIMetrics.for_model(
             model
@@ -80,9 +82,11 @@ class Exporter:
             self.genai = GenAIMetrics.for_model(model)
         self.probes.genai = self.genai
         for gone in {e.name for e in old.endpoints} - {e.name for e in model.endpoints}:
-            for gauge in (self.health_up, self.scrape.success):
+            gauges = (self.health_up, self.scrape.success, self.gpu.success, self.gpu.eviction_before_reuse)
+            for gauge in gauges:
                 if (gone,) in _children(gauge):
                     gauge.remove(gone)
+            self.gpu.forget(gone)
         if old.slos != model.slos:
             for gauge in (
                 self.slo.attainment,

@@ -29,6 +29,14 @@ class Deployment:
 
 
 @dataclass(frozen=True)
+class GpuExporter:
+    """Where the endpoint's GPU telemetry is: a dcgm-exporter or AMD device-metrics-exporter page."""
+
+    url: str
+    kind: str = "auto"  # "auto", "dcgm" or "amd"
+
+
+@dataclass(frozen=True)
 class Endpoint:
     name: str
     base_url: str
@@ -41,6 +49,7 @@ class Endpoint:
     deployment: Deployment = field(default_factory=Deployment)
     span_service_name: str | None = None  # OTLP service.name of its spans (None: the name)
     span_class: str | None = None  # the class its real-traffic spans count for (None: routed)
+    gpu_exporter: GpuExporter | None = None  # its GPUs' exporter page (None: no GPU telemetry)
 
     @property
     def service_name(self) -> str:
@@ -292,6 +301,7 @@ def build_model(
             deployment=Deployment(**e.deployment.model_dump()),
             span_service_name=e.span_service_name,
             span_class=e.span_class,
+            gpu_exporter=GpuExporter(g.url, g.kind) if (g := e.gpu_exporter) else None,
         )
         for e in spec.endpoints
     )

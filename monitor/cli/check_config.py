@@ -80,6 +80,8 @@ def summary(model: Model) -> str:
             f"    {e.name:<20} {e.backend:<7} {e.base_url:<28} model={e.model} "
             f"scrape={e.scrape_interval:g}s classes={','.join(e.classes)}"
         )
+        if e.gpu_exporter is not None:
+            lines.append(f"      gpu exporter ({e.gpu_exporter.kind}): {e.gpu_exporter.url}")
     lines.append(f"  request classes ({len(model.classes)}):")
     for c in model.classes:
         lines.append(

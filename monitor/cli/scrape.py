@@ -17,8 +17,10 @@ if TYPE_CHECKING:
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "scrape",
-        help="read a vLLM/SGLang /metrics page (URL or file) into canonical signals",
-        description="Read TARGET (a /metrics URL or a file holding a saved page). Without --since: "
+        help="read a vLLM/SGLang /metrics page or a GPU exporter page (URL or file) into canonical signals",
+        description="Read TARGET (a /metrics URL or a file holding a saved page; a dcgm-exporter or "
+        "AMD device metrics exporter page is read as a GPU page: per-GPU signals and driver version). "
+        "Without --since: "
         "cumulative signals since the server started. With --since OLDER: the interval between the "
         "two pages (counter resets are detected and marked). Exit status 1 with the reason when a "
         "page cannot be fetched or is not a valid page. JSON keys are documented in docs/collector.md.",
@@ -117,6 +119,13 @@ def _table(doc: dict[str, Any]) -> str:
             u = h["under"].get(format(x, "g"))
             row += f"{_fmt(u['fraction'], '' if u['exact'] else '~') if u else '':>12}"
         lines.append(row)
+    if kv := t["kv_residency"]:
+        lines.append(
+            f"  kv residency: evicted blocks={kv['evicted_blocks']:g} "
+            f"reuse gap p50={_fmt(kv['reuse_gap_p50'], 's')} "
+            f"idle before evict p50={_fmt(kv['idle_before_evict_p50'], 's')} "
+            f"eviction before reuse={_fmt(kv['eviction_before_reuse'])}"
+        )
     if s["breakdown"]:
         lines.append("  e2e breakdown: " + " ".join(f"{k}={v:.1%}" for k, v in s["breakdown"].items()))
     if len(s["engines"]) > 1:
@@ -159,23 +168,27 @@ async def _fingerprint(target: str, reading: Any, model: str | None, timeout: fl
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
+    from monitor.cli.scrape_gpu import gpu_document
     from monitor.scrape.collector import read_text
+    from monitor.scrape.gpu import is_gpu_page
     from monitor.scrape.interval import pick_model, signals, signals_by_model
 
     text, at = await _load(args.target, args.timeout)
-    newer = read_text(text, at, partial=args.partial)
-    older = None
+    old: tuple[str, float] | None = None
     if args.since:
         old_text, old_at = await _load(args.since, args.timeout)
-        if args.duration is not None:
-            old_at = at - args.duration
-        older = read_text(old_text, old_at, partial=args.partial)
+        old = (old_text, at - args.duration if args.duration is not None else old_at)
+    if is_gpu_page(text):
+        return gpu_document(args.target, args.since, text, at, old, args.partial)
+    newer = read_text(text, at, partial=args.partial)
+    older = read_text(old[0], old[1], partial=args.partial) if old else None
     thresholds = tuple(args.threshold)
     sig = signals(args.target, newer, older, model=args.model)
     by_model = signals_by_model(args.target, newer, older) if len(newer.models) > 1 else {}
     return {
         "target": args.target,
         "since": args.since,
+        "page": "engine",
         "thresholds": list(thresholds),
         "models": list(newer.models),
         "fingerprint": await _fingerprint(args.target, newer, pick_model(newer, args.model), args.timeout),
@@ -185,6 +198,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.cli.scrape_gpu import gpu_table
+
     doc = asyncio.run(_run(args))
-    print(json.dumps(doc, indent=2, sort_keys=False) if args.json else _table(doc))
+    table = gpu_table if doc["page"] == "gpu" else _table
+    print(json.dumps(doc, indent=2, sort_keys=False) if args.json else table(doc))
     return 0

@@ -77,6 +77,25 @@ def register(sub: Any) -> None:
     )
     a("--enable-per-request-metrics", action="store_true", help="add the 'metrics' object to responses")
     a("--disable-prompt-tokens-details", action="store_true", help="omit usage.prompt_tokens_details")
+    a(
+        "--dcgm-gpus",
+        type=int,
+        default=_D.dcgm_gpus,
+        metavar="N",
+        help="also serve a dcgm-exporter page of N GPUs at /dcgm/metrics, driven by the load (0: off)",
+    )
+    a(
+        "--kv-cache-metrics",
+        action="store_true",
+        help="serve vLLM's vllm:kv_block_* residency histograms (as vLLM's --kv-cache-metrics)",
+    )
+    a(
+        "--kv-cache-metrics-sample",
+        type=float,
+        default=_D.kv_cache_metrics_sample,
+        metavar="SHARE",
+        help="share of KV blocks sampled for the residency histograms (0..1)",
+    )
     a("--log-requests", action="store_true", help="uvicorn access log")
     p.set_defaults(func=run)
 
@@ -110,6 +129,9 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         otlp_traces_endpoint=args.otlp_traces_endpoint,
         enable_per_request_metrics=args.enable_per_request_metrics,
         enable_prompt_tokens_details=not args.disable_prompt_tokens_details,
+        dcgm_gpus=args.dcgm_gpus,
+        kv_cache_metrics=args.kv_cache_metrics,
+        kv_cache_metrics_sample=args.kv_cache_metrics_sample,
     )
 
 
@@ -125,6 +147,12 @@ def run(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
     except FaultError as exc:  # a bad --faults value: bad input
         raise UsageError(str(exc)) from None
+    if not 0 <= cfg.dcgm_gpus <= 64:
+        raise UsageError(f"--dcgm-gpus: expected 0 to 64 GPUs, got {cfg.dcgm_gpus}")
+    if not 0.0 <= cfg.kv_cache_metrics_sample <= 1.0:
+        raise UsageError(
+            f"--kv-cache-metrics-sample: expected a share from 0 to 1, got {cfg.kv_cache_metrics_sample:g}"
+        )
     print(
         f"m3mon sim: vLLM {VLLM_VERSION} imitation serving {cfg.model} on http://{cfg.host}:{cfg.port}",
         flush=True,

@@ -8,6 +8,10 @@ and relabelled back to ``job="<vllm job>"``. Per-endpoint metrics paths and sche
 job authenticates (``basic_auth`` with a ``password_file``, never the password itself) and, when
 the monitor's receiver URL is https, scrapes over TLS trusting ``ca_file``.
 
+Endpoints with a ``gpu_exporter`` add the ``gpu-exporter`` job (:data:`monitor.conventions.JOB_GPU`):
+one target per endpoint, labelled ``endpoint`` (and ``gpu_exporter`` = dcgm/amd/auto), scraped at
+the endpoint's interval, so DCGM and AMD series sit beside the endpoint's queue and KV series.
+
 Fleet mode (docs/fleet.md): ``monitors`` lists every replica (``shard``, ``replica``, address);
 the monitor job then scrapes them all with ``honor_labels`` and ``shard``/``replica`` target
 labels. ``shard`` (a :class:`~monitor.fleet.shard.Shard`) makes a per-shard Prometheus keep only
@@ -118,6 +122,34 @@ def vllm_jobs(
     return jobs
 
 
+def gpu_jobs(model: Model, interval: float | None = None, shard: Shard | None = None) -> list[dict[str, Any]]:
+    """The GPU exporters of the endpoints that have one: one job per distinct scrape interval."""
+    groups: dict[float, list[Endpoint]] = {}
+    for e in model.endpoints:
+        if e.gpu_exporter is not None:
+            groups.setdefault(interval or e.scrape_interval, []).append(e)
+    jobs = []
+    for every, endpoints in sorted(groups.items()):
+        name = cv.JOB_GPU if len(groups) == 1 else f"{cv.JOB_GPU}-{_duration(every)}"
+        job: dict[str, Any] = {"job_name": name, "scrape_interval": _duration(every)}
+        relabel = _hashmod(shard) if shard is not None else []
+        if name != cv.JOB_GPU:
+            relabel.append({"target_label": cv.L_JOB, "replacement": cv.JOB_GPU})
+        if relabel:
+            job["relabel_configs"] = relabel
+        job["static_configs"] = [_gpu_target(e) for e in endpoints]
+        jobs.append(job)
+    return jobs
+
+
+def _gpu_target(e: Endpoint) -> dict[str, Any]:
+    assert e.gpu_exporter is not None
+    url = urlsplit(e.gpu_exporter.url)
+    labels = {cv.L_ENDPOINT: e.name, "gpu_exporter": e.gpu_exporter.kind,
+              "__metrics_path__": url.path or "/metrics", "__scheme__": url.scheme}  # fmt: skip
+    return {"targets": [url.netloc], "labels": labels}
+
+
 def prometheus_config(
     model: Model,
     rule_files: list[str],
@@ -135,5 +167,9 @@ def prometheus_config(
         "global": {"scrape_interval": _duration(scrape), "evaluation_interval": _duration(evaluation)},
         "rule_files": rule_files,
         "alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]},
-        "scrape_configs": [*vllm_jobs(model, interval, shard), _monitor_job(model, interval, monitors)],
+        "scrape_configs": [
+            *vllm_jobs(model, interval, shard),
+            *gpu_jobs(model, interval, shard),
+            _monitor_job(model, interval, monitors),
+        ],
     }

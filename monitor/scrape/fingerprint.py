@@ -1,22 +1,28 @@
 """The deployment fingerprint: which server, version and KV-cache configuration an endpoint runs.
 
 Built from ``GET /version``, ``GET /v1/models`` (``max_model_len``) and the page itself
-(``vllm:cache_config_info`` labels; SGLang's ``page_size``/``context_len`` gauges). Exported as
-``m3mon_deployment_info`` so a dashboard shows when a deployment changed; a block size other than
-MiniMax M3's required 128 is flagged.
+(``vllm:cache_config_info`` labels; SGLang's ``page_size``/``context_len`` gauges), plus the GPU
+exporter's page when the endpoint has one (:meth:`Fingerprint.with_gpu`: driver and firmware
+versions from the exporter's labels, GPU model and count — the M3 guide asks to record them).
+Exported as ``m3mon_deployment_info`` so a dashboard shows when a deployment changed; a block size
+other than MiniMax M3's required 128 is flagged.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from monitor.conventions import M3_BLOCK_SIZE
 from monitor.scrape.reading import Reading
 
+if TYPE_CHECKING:
+    from monitor.scrape.gpu import GpuReading
+
 #: Labels of ``m3mon_deployment_info`` besides ``endpoint`` (always all present, "" when unknown).
 INFO_KEYS = ("backend", "generation", "version", "model", "max_model_len", "block_size", "cache_dtype",
-             "enable_prefix_caching", "gpu_memory_utilization", "num_gpu_blocks")  # fmt: skip
+             "enable_prefix_caching", "gpu_memory_utilization", "num_gpu_blocks", "gpu_exporter",
+             "gpu_model", "gpu_count", "gpu_driver_version", "gpu_firmware_version")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,24 @@ class Fingerprint:
     enable_prefix_caching: bool | None = None
     gpu_memory_utilization: float | None = None
     num_gpu_blocks: int | None = None
+    gpu_exporter: str | None = None  # "dcgm" or "amd": the endpoint's GPU page, when configured
+    gpu_model: str | None = None
+    gpu_count: int | None = None
+    gpu_driver_version: str | None = None  # DCGM_FI_DRIVER_VERSION / AMD driver_version label
+    gpu_firmware_version: str | None = None  # DCGM VBIOS/InfoROM label / AMD vbios_version label
+
+    def with_gpu(self, gpu: GpuReading | None) -> Fingerprint:
+        """This fingerprint with what the endpoint's GPU exporter page says (unchanged for None)."""
+        if gpu is None:
+            return self
+        return replace(
+            self,
+            gpu_exporter=gpu.exporter,
+            gpu_model=gpu.model,
+            gpu_count=len(gpu.devices),
+            gpu_driver_version=gpu.driver_version,
+            gpu_firmware_version=gpu.firmware_version,
+        )
 
     @property
     def block_size_ok(self) -> bool | None:

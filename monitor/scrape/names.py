@@ -77,6 +77,13 @@ SOURCES: Final[tuple[Source, ...]] = (
     Source("vllm:request_inference_time_seconds", "inference", "histogram"),
     Source("vllm:request_prompt_tokens", "prompt_tokens", "histogram"),
     Source("vllm:request_generation_tokens", "generation_tokens", "histogram"),
+    # KV-cache residency (0.12+, only with --kv-cache-metrics; sampled blocks, observed at eviction)
+    Source("vllm:kv_block_lifetime_seconds", "kv_block_lifetime", "histogram",
+           note="allocation to eviction, one observation per sampled evicted block"),
+    Source("vllm:kv_block_idle_before_evict_seconds", "kv_block_idle_before_evict", "histogram",
+           note="last access to eviction, one observation per sampled evicted block"),
+    Source("vllm:kv_block_reuse_gap_seconds", "kv_block_reuse_gap", "histogram",
+           note="gaps between a block's last <= 4 accesses, 0-3 observations per evicted block"),
     # --- SGLang ------------------------------------------------------------------------------
     Source("sglang:num_requests_total", "finished_all", "counter",
            note="every finished request incl. aborts; split into completed/abort"),

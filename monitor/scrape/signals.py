@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from monitor.scrape.residency import KVResidency, kv_residency
+
 #: Canonical histogram names (keys of ``EngineSignals.histograms``).
 LATENCY_HISTOGRAMS = ("ttft", "itl", "tpot", "e2e", "queue", "prefill", "decode", "inference")
 TOKEN_HISTOGRAMS = ("prompt_tokens", "generation_tokens")
@@ -160,6 +162,11 @@ class EngineSignals:
         return sum(self.finished.values())
 
     @property
+    def kv_residency(self) -> KVResidency | None:
+        """KV-block residency and eviction before reuse (None without ``kv_block_*`` families)."""
+        return kv_residency(self.histograms)
+
+    @property
     def prefix_cache_hit_rate(self) -> float | None:
         if self.prefix_cache_queries and self.prefix_cache_hits is not None:
             return self.prefix_cache_hits / self.prefix_cache_queries
@@ -206,6 +213,7 @@ class EngineSignals:
                 k: histogram_summary(h, thresholds if k in LATENCY_HISTOGRAMS else ())
                 for k, h in sorted(self.histograms.items())
             },
+            "kv_residency": residency.to_dict() if (residency := self.kv_residency) else None,
         }
 
 

@@ -29,6 +29,7 @@ from monitor.probes.runner import PlannedProbe, plan_round, run_round
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
+from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.windows import align
@@ -89,6 +90,8 @@ class Jobs:
         # O(1) per endpoint: the last reading and a scrape count; probe outcomes only as counts
         self.readings: dict[str, Reading] = {}
         self.scrapes: dict[str, int] = {}
+        #: GPU telemetry of endpoints with a GPU exporter; ``self.gpu.signals`` is what a verdict reads
+        self.gpu = GpuScrapes(self.client, exporter.gpu)
         self.probe_outcomes: Counter[str] = Counter()  # reason (or "ok") -> runs
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
         self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
@@ -103,6 +106,11 @@ class Jobs:
             if new is None or old is None or (old.metrics_url, old.backend) != (new.metrics_url, new.backend):
                 self.readings.pop(name, None)
                 self.scrapes.pop(name, None)
+        for name in list(self.gpu.readings):
+            old = next((e for e in self.model.endpoints if e.name == name), None)
+            new = kept.get(name)
+            if new is None or old is None or old.gpu_exporter != new.gpu_exporter:
+                self.gpu.forget(name)
         self.model = model
 
     async def close(self) -> None:
@@ -122,7 +130,13 @@ class Jobs:
         """Scrape one endpoint and store its reading; the store derives the interval since the
         endpoint's previous stored reading (:mod:`monitor.store.readings`), whichever replica of a
         pair wrote it. Returns the interval since this replica's previous good scrape (None for
-        its first or a failed one)."""
+        its first or a failed one). The endpoint's GPU exporter, if any, is scraped alongside."""
+        if endpoint.gpu_exporter is None:
+            return await self._scrape_engine(endpoint)
+        signals, _ = await asyncio.gather(self._scrape_engine(endpoint), self.gpu.scrape(endpoint))
+        return signals
+
+    async def _scrape_engine(self, endpoint: Endpoint) -> Signals | None:
         started = time.monotonic()
         self.exporter.scrape.start(endpoint.name)
         try:
@@ -136,14 +150,20 @@ class Jobs:
         self.readings[endpoint.name] = reading
         count = self.scrapes[endpoint.name] = self.scrapes.get(endpoint.name, 0) + 1
         if count % FINGERPRINT_EVERY == 1:
+            await self.gpu.first(endpoint.name)  # the fingerprint carries the GPU driver version
             await self._fingerprint(endpoint, reading)
         slot = slot_of(reading.time, endpoint.scrape_interval) if self.fleet else None
         replica = self.fleet.replica if self.fleet is not None else None
         await self.write(reading_op(endpoint.name, reading, slot, replica))
+        if not first and isinstance(signals, Signals):
+            residency = signals.total.kv_residency
+            share = residency.eviction_before_reuse if residency is not None else None
+            self.exporter.gpu.set_eviction_before_reuse(endpoint.name, share)
         return None if first else signals
 
     async def _fingerprint(self, endpoint: Endpoint, reading: Reading) -> None:
         fp = await fingerprint(endpoint, self.client, reading)
+        fp = fp.with_gpu(self.gpu.readings.get(endpoint.name))
         self.exporter.scrape.set_fingerprint(endpoint.name, fp)
         for warning in fp.warnings:
             log.warning("%s: %s", endpoint.name, warning)

@@ -52,6 +52,9 @@ class Frontdoor:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
+        if path == DCGM_PATH:  # another process on a real node: never in vLLM's HTTP metrics
+            await self.app(scope, receive, send)
+            return
         start = time.perf_counter()
         seen: dict[str, int] = {"status": 500, "size": 0}
 
@@ -122,9 +125,20 @@ def build_app(sim: Simulator) -> Starlette:
         Route("/sim/stats", lambda r: stats(sim, r), methods=["GET"]),
         Route("/sim/faults", fault_switch, methods=["GET", "POST", "DELETE"]),
     ]
+    if sim.dcgm is not None:
+        routes.append(Route(DCGM_PATH, lambda r: dcgm_page(sim), methods=["GET"]))
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(Frontdoor, sim=sim)
     return app
+
+
+#: Where ``--dcgm-gpus N`` serves the simulated node's dcgm-exporter page (same port as the API).
+DCGM_PATH = "/dcgm/metrics"
+
+
+def dcgm_page(sim: Simulator) -> Response:
+    assert sim.dcgm is not None
+    return Response(sim.dcgm.render(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
 
 def tune_gc() -> None:

@@ -48,6 +48,9 @@ class SimConfig:
     answer_tokens: tuple[int, int] = (24, 72)
     image_patch: int = 28
     gpu_memory_utilization: float = 0.9
+    kv_cache_metrics: bool = False  # vLLM --kv-cache-metrics: the kv_block_* residency histograms
+    kv_cache_metrics_sample: float = 0.01  # --kv-cache-metrics-sample: share of blocks sampled
+    dcgm_gpus: int = 0  # GPUs of the DCGM surface at /dcgm/metrics (0: not served)
     span_exporter: Any = None
 
     def with_overrides(self, **overrides: Any) -> SimConfig:

@@ -25,6 +25,7 @@ from monitor.sim.faults import Faults
 from monitor.sim.kvcache import KVPool
 from monitor.sim.metrics import SimMetrics
 from monitor.sim.request import SimRequest
+from monitor.sim.residency import ResidencyTracker
 
 
 class QueueFullError(Exception):
@@ -34,6 +35,8 @@ class QueueFullError(Exception):
 #: Requests whose tokens are handed out per event-loop turn: between slices the loop lets the
 #: streams of the previous slice write, so one step never blocks the loop for all requests at once.
 EMIT_SLICE = 16
+#: ``gpu_saturated``: every engine step takes this many times longer (the GPUs have no headroom).
+GPU_SATURATED_SLOWDOWN = 2.0
 
 
 def step_seconds(
@@ -98,7 +101,11 @@ class Engine:
         self._faults = faults
         self._metrics = metrics
         self.rng = random.Random(config.seed)
-        self.pool = KVPool(config.kv_blocks)
+        tracker = None
+        if config.kv_cache_metrics:
+            tracker = ResidencyTracker(config.kv_cache_metrics_sample, config.seed + 2,
+                                       lambda: self._metrics().residency)  # fmt: skip
+        self.pool = KVPool(config.kv_blocks, tracker)
         self.waiting: deque[SimRequest] = deque()
         self.running: list[SimRequest] = []
         self._wake = asyncio.Event()
@@ -240,7 +247,8 @@ class Engine:
     def _step_time(self, work: list[_Work], faults: Faults) -> float:
         decoding = any(w.decode for w in work)
         prefill = sum(w.prefill for w in work)
-        return step_seconds(self.config, faults, len(self.running), decoding, prefill, self.rng.random())
+        t = step_seconds(self.config, faults, len(self.running), decoding, prefill, self.rng.random())
+        return t * GPU_SATURATED_SLOWDOWN if faults.gpu_saturated else t
 
     def _apply(self, work: list[_Work], now: float) -> None:
         """Give every request of the step its tokens at ``now`` (one go; the loop uses slices)."""

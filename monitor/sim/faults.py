@@ -46,6 +46,9 @@ class Faults(BaseModel):
         None, gt=0.0, le=600.0, description="pause each stream this many seconds after its 4th chunk"
     )
     prefix_cache_off: bool = Field(False, description="prefix caching finds nothing (every prompt cold)")
+    gpu_saturated: bool = Field(False, description="GPUs pinned at full activity; engine steps 2x slower")
+    gpu_xid: int | None = Field(None, ge=1, le=255, description="GPU 0 reports this XID error (DCGM)")
+    gpu_memory_full: bool = Field(False, description="every GPU's framebuffer is full (DCGM FB_FREE 0)")
 
     def merged(self, update: dict[str, Any]) -> Faults:
         """A copy with ``update`` applied; validated as a whole (raises :class:`FaultError`)."""

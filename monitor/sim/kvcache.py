@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from monitor.sim.residency import ResidencyTracker
 
 
 class KVPool:
     """Block accounting of one engine."""
 
-    def __init__(self, num_blocks: int) -> None:
+    def __init__(self, num_blocks: int, residency: ResidencyTracker | None = None) -> None:
+        self.residency = residency  # --kv-cache-metrics: sampled block lifetimes, idle times, reuse gaps
         self.num_blocks = num_blocks
         self.capacity = num_blocks
         self.private = 0
@@ -57,6 +62,8 @@ class KVPool:
             if h in self.evictable:
                 del self.evictable[h]
             self.in_use[h] = self.in_use.get(h, 0) + 1
+            if self.residency is not None:
+                self.residency.accessed(h)  # a prefix-cache hit touches the block
         self.private += private
         self._evict(0)
         return True
@@ -73,6 +80,8 @@ class KVPool:
         """Turn one private block per hash into a cached block (after its prefill was computed)."""
         for h in hashes:
             self.private -= 1
+            if self.residency is not None and h not in self.in_use and h not in self.evictable:
+                self.residency.allocated(h)
             self.in_use[h] = self.in_use.get(h, 0) + 1
 
     def release(self, hashes: Sequence[bytes], private: int) -> None:
@@ -91,7 +100,11 @@ class KVPool:
     def clear_cache(self) -> None:
         """Forget every evictable block (engine restart)."""
         self.evictable.clear()
+        if self.residency is not None:
+            self.residency.clear()
 
     def _evict(self, need: int) -> None:
         while self.evictable and self.used + len(self.evictable) + need > self.capacity:
-            self.evictable.popitem(last=False)
+            h, _ = self.evictable.popitem(last=False)
+            if self.residency is not None:
+                self.residency.evicted(h)

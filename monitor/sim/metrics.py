@@ -23,6 +23,7 @@ from monitor.sim.config import SimConfig
 from monitor.sim.histograms import L, RequestHistograms
 from monitor.sim.http_metrics import HttpMetrics
 from monitor.sim.request import SimRequest
+from monitor.sim.residency import ResidencyHistograms
 
 FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")
 
@@ -56,6 +57,7 @@ class SimMetrics:
         self._spec_decode(r)
         self._core(r)
         self.h = RequestHistograms(r, config, self.labels)
+        self.residency = ResidencyHistograms(r, L, self.labels) if config.kv_cache_metrics else None
         self._cache_config(r)
         self.http = HttpMetrics(r)
 

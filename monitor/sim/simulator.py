@@ -15,6 +15,7 @@ from typing import Any
 from starlette.responses import Response
 
 from monitor.sim.config import SimConfig
+from monitor.sim.dcgm import DcgmSurface, Load
 from monitor.sim.engine import Engine
 from monitor.sim.faults import ACTION_KEYS, FaultError, Faults
 from monitor.sim.metrics import SimMetrics
@@ -46,6 +47,15 @@ class Simulator:
         if self.config.otlp_traces_endpoint or self.config.span_exporter is not None:
             self.tracer = RequestTracer(self.config.otlp_traces_endpoint, self.config.span_exporter)
         self._tasks: list[asyncio.Task[None]] = []
+        self.dcgm: DcgmSurface | None = None
+        if self.config.dcgm_gpus > 0:
+            cfg = self.config
+            self.dcgm = DcgmSurface(cfg.dcgm_gpus, cfg.seed, cfg.gpu_memory_utilization, self.gpu_load,
+                                    lambda: self.faults)  # fmt: skip
+
+    def gpu_load(self) -> Load:
+        """What drives the DCGM surface: running requests and KV-pool use."""
+        return Load(len(self.engine.running), self.config.max_num_seqs, self.engine.pool.usage())
 
     # --- lifecycle -------------------------------------------------------------------------
 

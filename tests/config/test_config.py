@@ -22,6 +22,9 @@ EXPECTED = {
     "exporter_port_out_of_range": ":11: exporter.listen: expected a port from 1 to 65535, got '127.0.0.1:99999'",
     "storage_unsupported_database": ":11: storage.url: expected a sqlite:/// or postgresql:// URL, got 'mysql://***@db:3306/m3mon'",
     "bad_duration": ":7: endpoints[0].scrape_interval: expected a duration such as 15s, 5m or 30d, got 'soon'",
+    "bad_gpu_exporter_kind": ":10: endpoints[0].gpu_exporter.kind: expected 'auto', 'dcgm' or 'amd', got 'nvml'",
+    "bad_gpu_exporter_url": ":8: endpoints[0].gpu_exporter.url: expected an http:// or https:// URL, "
+    "got 'node-1:9400/metrics'",
     "bad_exporter_listen": ":15: exporter.listen: expected HOST:PORT such as 127.0.0.1:9464, got 'everywhere'",
     "bad_period": ":13: request_classes[0].slos[0].period: expected 28d or 30d, got 7d",
     "bad_sli": ":13: request_classes[0].slos[0].sli: expected 'availability', 'correctness', 'ttft', 'itl', 'tpot', 'e2e', 'queue_time', 'stall', 'ttft_cold', 'ttft_warm' or 'goodput', got 'vibes'",

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from monitor.generate.prometheus_config import prometheus_config
-from monitor.model import Model, load_model
+from monitor.model import GpuExporter, Model, load_model
 from monitor.sim.harness import running_simulator
 from tests.generate.conftest import REPO
 from tests.support.prometheus import free_port, query, running_prometheus, wait_for
@@ -53,6 +53,12 @@ PANELS_WITH_DATA = [
     ("m3mon-cache", "Prefix cache queried / hit tokens"),
     ("m3mon-spec-decode", "Draft acceptance rate"),
     ("m3mon-latency", "interactive-32k: TTFT server vs probes"),
+    # the simulator's DCGM page, scraped as the gpu-exporter job beside each endpoint
+    ("m3mon-vllm-engine", "GPU utilisation (DCGM and AMD) and KV cache use"),
+    ("m3mon-vllm-engine", "SM and tensor activity"),
+    ("m3mon-vllm-engine", "GPU memory used"),
+    ("m3mon-vllm-engine", "GPU power"),
+    ("m3mon-vllm-engine", "NVLink / XGMI traffic"),
 ]
 #: Recording rules (record name, class, slo) that must have data: server SLOs at 1h.
 RECORDS_WITH_DATA = [
@@ -68,14 +74,19 @@ ALERTS_QUIET = ["VLLMBlockSizeNot128", "VLLMEndpointDown"]
 
 @pytest.fixture(scope="module")
 def prom() -> Iterator[tuple[str, Model]]:
-    with running_simulator() as sim, tempfile.TemporaryDirectory(prefix="m3mon-prom-") as tmp:
+    with running_simulator(dcgm_gpus=8) as sim, tempfile.TemporaryDirectory(prefix="m3mon-prom-") as tmp:
         base = load_model(REPO / "examples" / "monitor.yaml")
-        endpoints = tuple(dataclasses.replace(e, base_url=sim.base_url) for e in base.endpoints)
+        gpu = GpuExporter(f"{sim.base_url}/dcgm/metrics", "dcgm")
+        endpoints = tuple(
+            dataclasses.replace(e, base_url=sim.base_url, gpu_exporter=gpu) for e in base.endpoints
+        )
         model = dataclasses.replace(base, endpoints=endpoints, exporter_listen=f"127.0.0.1:{free_port()}")
         rules = _fast_slo_groups(Path(tmp))
         cfg = prometheus_config(model, rules, alertmanager=f"127.0.0.1:{free_port()}", interval=1.0)
         with running_prometheus(cfg, Path(tmp)) as url:
             wait_for(lambda: query(url, 'up{job="vllm"} == 1'), 30, "Prometheus scraping the simulator")
+            gpus = 'count(DCGM_FI_DEV_GPU_UTIL{job="gpu-exporter"}) == 24'  # 8 GPUs x 3 endpoint targets
+            wait_for(lambda: query(url, gpus), 30, "Prometheus scraping the DCGM page per endpoint")
             _traffic(sim.base_url, 1)  # creates the series; rates need increments after the first sample
             every = f"count(vllm:e2e_request_latency_seconds_count) >= {len(endpoints)}"
             wait_for(lambda: query(url, every), 30, "first requests scraped on every endpoint target")

@@ -31,7 +31,16 @@ def test_json_cumulative(capsys: pytest.CaptureFixture[str]) -> None:
     )
     doc = json.loads(out)
     assert code == 0
-    assert set(doc) == {"target", "since", "thresholds", "models", "fingerprint", "signals", "by_model"}
+    assert set(doc) == {
+        "target",
+        "since",
+        "page",
+        "thresholds",
+        "models",
+        "fingerprint",
+        "signals",
+        "by_model",
+    }
     s = doc["signals"]
     assert s["backend"] == "sglang" and s["total"]["finished"] == {"abort": 13, "completed": 187}
     assert s["total"]["histograms"]["e2e"]["under"]["5"] == {
@@ -76,3 +85,33 @@ def test_scrape_error_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert code == 1 and "empty" in err
     code, _, err = run(capsys, str(tmp_path / "missing.txt"))
     assert code == 1 and "connect_error" in err
+
+
+GPU_FIXTURES = FIXTURES.parent / "gpu"
+
+
+def test_gpu_page_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, str(GPU_FIXTURES / "dcgm-exporter-4.5.3-4.8.2-h200x2.metrics.txt"), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["page"] == "gpu" and doc["exporter"] == "dcgm"
+    assert set(doc) == {"target", "since", "page", "exporter", "fingerprint", "gpu"}
+    assert doc["fingerprint"] == {"gpu_exporter": "dcgm", "gpu_model": "NVIDIA H200", "gpu_count": 2,
+                                  "gpu_driver_version": "570.124.06", "gpu_firmware_version": None,
+                                  "hostname": "m3-node-1"}  # fmt: skip
+    g = doc["gpu"]
+    assert g["driver_version"] == "570.124.06" and g["endpoint_total"]["xid_gpus"] == {"1": 79}
+    assert g["gpus"]["1"]["xid"] == 79 and g["gpus"]["0"]["util"] == pytest.approx(0.97)
+    assert g["gpus"]["0"]["memory_used_bytes"] == 130887 * 2**20
+
+
+def test_gpu_page_table_and_interval(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = (GPU_FIXTURES / "amd-dme-afd0fe8-mi300x-x2.metrics.txt").read_text()
+    older, newer = tmp_path / "old.txt", tmp_path / "new.txt"
+    older.write_text(src)
+    newer.write_text(src.replace("} 2.776148269e+09", "} 2.776149269e+09"))  # +1000 KB on one link
+    code, out, _ = run(capsys, str(newer), "--since", str(older), "--duration", "10")
+    assert code == 0 and "GPU page (amd) 2 x AMD Instinct MI300X  interval 10.0s" in out
+    assert "driver=6.12.12 firmware=113-M3000100-102" in out
+    code, out, _ = run(capsys, str(newer), "--since", str(older), "--duration", "10", "--json")
+    rate = json.loads(out)["gpu"]["gpus"]["0"]["interconnect_bytes_per_second"]
+    assert rate == pytest.approx(1000 * 1024 / 10)

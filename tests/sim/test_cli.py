@@ -59,3 +59,22 @@ def test_subprocess_server() -> None:
         proc.wait(10)
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--dcgm-gpus", "-1", "--dcgm-gpus: expected 0 to 64 GPUs, got -1"),
+        (
+            "--kv-cache-metrics-sample",
+            "1.5",
+            "--kv-cache-metrics-sample: expected a share from 0 to 1, got 1.5",
+        ),
+    ],
+)
+def test_bad_gpu_and_kv_flags_are_one_line_errors(
+    flag: str, value: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sim", flag, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]

@@ -13,6 +13,7 @@ from typing import Any
 
 from monitor import conventions as cv
 from monitor.generate.dashboards.common import LAYOUT, RATE, dashboard, quantiles, range_stat, vllm_sel
+from monitor.generate.dashboards.gpu import add_gpu_row
 from monitor.generate.dashboards.panels import Layout, Query, heatmap, stat, timeseries
 from monitor.model import Model
 
@@ -173,6 +174,7 @@ def build(model: Model, banner: str) -> dict[str, Any]:
     lay = Layout()
     _latency(lay, s)
     _load(lay, s)
+    add_gpu_row(lay, model, s)
     _phases(lay, s)
     _volume(lay, s)
     _sizes(lay, s)  # last: a repeated row holds every panel up to the next row

@@ -1,0 +1,87 @@
+"""The service's scrape job reads each endpoint's GPU exporter too (the real simulator's DCGM page).
+
+The per-GPU gauges must equal what the page itself says (read here with prometheus_client's own
+parser, not the collector), follow the simulator's GPU faults, drop when the exporter fails, and the
+fingerprint must carry the exporter's driver version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from monitor.exporter import Exporter
+from monitor.model import load_model
+from monitor.service.jobs import Jobs
+from monitor.sim.harness import running_simulator
+from monitor.store import Store
+from monitor.store.migrate import upgrade
+from tests.service.live import config_doc
+
+pytestmark = pytest.mark.timeout(120)
+FAST = {"decode_itl": 0.002, "prefill_overhead": 0.001, "jitter": 0.0}
+
+
+def samples(text: str, name: str) -> dict[tuple[str, ...], float]:
+    return {tuple(s.labels.values()): s.value for f in text_string_to_metric_families(text)
+            for s in f.samples if s.name == name}  # fmt: skip
+
+
+def test_gpu_exporter_scraped_with_the_endpoint(tmp_path: Path) -> None:
+    with running_simulator(dcgm_gpus=2, **FAST) as sim:
+        doc = config_doc(tmp_path, 9464)
+        doc["endpoints"][0]["base_url"] = sim.base_url
+        doc["endpoints"][0]["gpu_exporter"] = {"url": f"{sim.base_url}/dcgm/metrics", "kind": "dcgm"}
+        (tmp_path / "m.yaml").write_text(yaml.safe_dump(doc))
+        model = load_model(tmp_path / "m.yaml")
+        upgrade(model.storage.url)
+        store, exporter = Store(model.storage.url), Exporter(model)
+        jobs = Jobs(model, store, exporter)
+        endpoint = model.endpoints[0]
+
+        async def run() -> None:
+            await jobs.scrape(endpoint)
+            sim.set_faults(gpu_xid=48, gpu_memory_full=True)
+            await jobs.scrape(endpoint)
+            await jobs.close()
+
+        asyncio.run(run())
+        page = httpx.get(f"{sim.base_url}/dcgm/metrics").text
+        published = exporter.render().decode()
+        store.close()
+    fb_free = {k[0]: v for k, v in samples(page, "DCGM_FI_DEV_FB_FREE").items()}
+    assert fb_free == {"0": 0.0, "1": 0.0}
+    assert samples(published, "m3mon_gpu_memory_free_bytes") == {("pool", "0"): 0.0, ("pool", "1"): 0.0}
+    assert samples(published, "m3mon_gpu_last_xid") == {("pool", "0"): 48.0, ("pool", "1"): 0.0}
+    assert samples(published, "m3mon_gpu_scrape_success") == {("pool",): 1.0}
+    fb_used = {k[0]: v for k, v in samples(page, "DCGM_FI_DEV_FB_USED").items()}
+    assert samples(published, "m3mon_gpu_memory_used_bytes")[("pool", "1")] == fb_used["1"] * 2**20
+    signals = jobs.gpu.signals["pool"]
+    assert signals.start is not None and signals.xid_gpus == {"0": 48}
+    info = samples(published, "m3mon_deployment_info")
+    assert any("570.124.06" in key for key in info), info
+
+
+def test_a_failed_gpu_scrape_drops_the_gpu_series(tmp_path: Path) -> None:
+    doc = config_doc(tmp_path, 9464)
+    doc["endpoints"][0]["gpu_exporter"] = {"url": "http://127.0.0.1:9/metrics"}
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump(doc))
+    model = load_model(tmp_path / "m.yaml")
+    upgrade(model.storage.url)
+    store, exporter = Store(model.storage.url), Exporter(model)
+    jobs = Jobs(model, store, exporter)
+
+    async def run() -> None:
+        assert await jobs.gpu.scrape(model.endpoints[0]) is None
+        await jobs.close()
+
+    asyncio.run(run())
+    store.close()
+    published = exporter.render().decode()
+    assert samples(published, "m3mon_gpu_scrape_success") == {("pool",): 0.0}
+    assert samples(published, "m3mon_gpu_utilization_ratio") == {}
