@@ -8,10 +8,11 @@ per token), good at or under the threshold. A clause holds when good / total ≥
 * **Per-request values**: the events are counted exactly.
 * **Quantiles only**: the number of good events is *bounded*. A reported percentile ``v`` of
   ``n`` values lies between two order statistics (:meth:`Quantiles.ranks`): ``v ≤ T`` means at
-  least ``lo + 1`` values are ≤ T; ``v > T`` means at most ``hi`` are; the minimum and maximum
-  bound it too. The clause holds when the lower bound already meets the objective, fails when the
-  upper bound cannot, and is *not judged* otherwise — e.g. a 99.9 % objective from a file whose
-  highest percentile is P99 that is under the threshold. No sample is invented.
+  least ``lo + 1`` values are ≤ T; ``v > T`` means at most ``hi`` are (a point within a rounding
+  of T says nothing); the minimum and maximum bound it too. The clause holds when the lower bound
+  already meets the objective, fails when the upper bound cannot, and is *not judged* otherwise —
+  e.g. a 99.9 % objective from a file whose highest percentile, P99, is under the threshold. No
+  sample is invented.
 * An SLI the file has no figure for (queue time, or ITL from GuideLLM and AIPerf) is not judged,
   with the reason.
 """
@@ -54,11 +55,12 @@ def good_bounds(q: Quantiles, threshold: float) -> tuple[int, int]:
     """Least and most values of ``q`` that can be ≤ ``threshold`` given its reported points."""
     n = q.count or 0
     lo, hi = 0, n
+    tol = 1e-9 * max(abs(threshold), 1e-6)  # an interpolated point is only known to a rounding
     for p, v in q.points.items():
         first, last = q.ranks(p)
-        if v <= threshold:
+        if v <= threshold - tol:
             lo = max(lo, first + 1)
-        else:
+        elif v > threshold + tol:
             hi = min(hi, last)
     if q.minimum is not None:
         lo, hi = (lo, 0) if q.minimum > threshold else (max(lo, 1), hi)
