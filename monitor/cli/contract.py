@@ -1,10 +1,12 @@
-"""``m3mon contract -c FILE [--check] [--html FILE]``: the operating contract per request class.
+"""``m3mon contract -c FILE [--check] [--html FILE] [--import FILE --class C]``: the operating contract.
 
 Without ``--check``: prints the contract (context ceiling and the traffic it covers, warm
 capacity from stored replay runs, precision and kernel path from the fingerprint, percentiles to
 hold) as Markdown, from the config and the store. With ``--check``: the acceptance test — a
 short replay per class against the live endpoint; exit 1 naming each clause that does not hold
-(docs/contract.md).
+(docs/contract.md). With ``--import FILE`` (repeatable, one ``--class``): first stores the peer
+benchmark results in FILE (``vllm bench serve --save-result``, GuideLLM, AIPerf) as replay runs
+of that class, with the endpoint's fingerprint observed now (monitor/cli/contract_import.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ def register(sub: Any) -> None:
     p.add_argument("--duration", default="10s", metavar="D", help="replay length per class for --check")
     p.add_argument("--html", metavar="FILE", help="also write the contract as an HTML fragment")
     p.add_argument("--at", metavar="TIME", help="end of the traffic window (default now)")
+    p.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="store a vllm bench serve / GuideLLM / AIPerf result file as replay runs of --class first",
+    )
+    p.add_argument("--endpoint", metavar="E", help="with --import: the endpoint it ran against")
     p.set_defaults(func=run)
 
 
@@ -77,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
         class_and_endpoint(model, name, None)
     profiles = _profiles(model, args.profile)
     end = parse_time(args.at)
+    imported = 0
+    if args.imports:
+        from monitor.cli.contract_import import import_runs
+
+        imported = import_runs(model, args.imports, args.classes, args.endpoint)
     db = Store(model.storage.url)
     try:
         db.check_schema()
@@ -91,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         Path(args.html).write_text(html_section(contracts), encoding="utf-8")
     if not args.check:
-        return 0
-    return _check(args, model, contracts, {**learned, **profiles})
+        return imported
+    return max(imported, _check(args, model, contracts, {**learned, **profiles}))
 
 
 def _learned(

@@ -101,8 +101,8 @@ def compare_runs(session: Session, endpoint: str, before: str, after: str) -> Co
 
 def clause_rows(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[tuple[str, Difference]]:
     """Each SLO clause judged on both runs (by SLO name): attainment before/after with the
-    two-proportion z-test on the runs' good/total events; a clause judged on one side only has
-    no test."""
+    two-proportion z-test on the runs' good/total events; a clause judged on one side only, or
+    bounded from an imported file's quantiles (``good`` None), has no test."""
     b = {c["slo"]: c for c in before}
     a = {c["slo"]: c for c in after}
     rows = []
@@ -110,7 +110,7 @@ def clause_rows(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> li
         cb, ca = b.get(name), a.get(name)
         objective = (cb or ca or {}).get("objective", 0.0)
         what = f"{name} attainment (objective {objective:.2%})"
-        if cb is None or ca is None:
+        if cb is None or ca is None or cb.get("good") is None or ca.get("good") is None:
             rows.append((what, Difference((cb or {}).get("attained"), (ca or {}).get("attained"))))
             continue
         rows.append((what, two_proportions(cb["good"], cb["total"], ca["good"], ca["total"])))

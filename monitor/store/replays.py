@@ -38,6 +38,8 @@ class StoredRun:
 
     @property
     def load_label(self) -> str:
+        if self.load_kind == "burst":
+            return "burst (every request at once)"
         value = "profile rate" if self.load_value is None else f"{self.load_value:g}"
         return f"{self.load_kind} {value}"
 

@@ -1,0 +1,9 @@
+"""Peer benchmark results as replay runs: ``vllm bench serve --save-result`` JSON, GuideLLM's
+JSON report and AIPerf's ``profile_export_aiperf.json`` (docs/contract.md, *Peer results*).
+
+:mod:`~monitor.contract.peers.detect` reads a file and maps it to
+:class:`~monitor.contract.peers.model.PeerRun` values (one per benchmark in it),
+:mod:`~monitor.contract.peers.judge` judges a class's SLO clauses on them without inventing
+samples, and :mod:`~monitor.contract.peers.store` observes the endpoint's fingerprint and stores
+each as a ``replay_runs`` row under the replay's evidence rules.
+"""
