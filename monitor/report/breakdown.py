@@ -13,7 +13,7 @@ Each part is a mean seconds per request, and the report says where it came from:
   report once drew "10 s per probe request" from a pool whose own probes took 0.8 s;
 * ``probe timings``: tool turnaround, the sum of a probe's tool rounds; retries, the time before
   the probe's final attempt (its retry policy, docs/probes.md), plus a gateway's retries when the
-  span view shows failed attempts (``probe timings + OTLP spans``);
+  span view shows failed attempts (then ``OTLP spans + probe timings``);
 * tokenization (the API server's preprocessing) comes only from spans (``ttft − queue −
   prefill`` of vLLM's span, :mod:`monitor.traces.stages`): with per-request metrics it is inside
   network.
@@ -91,9 +91,9 @@ def _add_sample(acc: _Sums, s: Sample) -> None:
     acc.count += 1
     for part, value in s.parts.items():
         source = SOURCE_TIMINGS if part in PROBE_PARTS else s.view
-        if part == "retry" and s.view == SOURCE_SPANS and s.gateway_retry:
-            source = f"{SOURCE_TIMINGS} + {SOURCE_SPANS}"
         acc.add(part, value, 1.0, source or SOURCE_METRICS)
+        if part == "retry" and s.gateway_retry:  # a gateway's retries, read from the trace's spans
+            acc.sources[part].add(SOURCE_SPANS)
 
 
 class PoolHistograms:
