@@ -134,6 +134,25 @@ class SLOSpec(_Strict):
         return self
 
 
+class RetrySettings(_Strict):
+    """The probes' client retry policy (docs/probes.md, "Retries"): the OpenAI Python SDK's rule.
+
+    ``max_retries: 0`` (the default) is no retry, as before the policy existed; the SDK's own
+    default is 2. The delays are the SDK's (openai-python 2.54.0, ``_constants.py``).
+    """
+
+    max_retries: int = Field(default=0, ge=0, le=10)
+    initial_delay: Duration = 0.5
+    max_delay: Duration = 8.0
+    max_retry_after: Duration = 120.0
+
+    @model_validator(mode="after")
+    def _check(self) -> RetrySettings:
+        if self.max_delay < self.initial_delay:
+            raise ValueError("retry.max_delay must not be below retry.initial_delay")
+        return self
+
+
 class ProbeSettings(_Strict):
     interval: Duration = 60.0
     timeout: Duration = 120.0
@@ -141,6 +160,7 @@ class ProbeSettings(_Strict):
     long_prompt_tokens: int | None = Field(default=None, ge=256)
     tool_delay: Duration = 0.2
     agent_rounds: int = Field(default=3, ge=1, le=10)
+    retry: RetrySettings = RetrySettings()
 
 
 class BudgetPolicySpec(_Strict):

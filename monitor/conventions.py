@@ -91,6 +91,18 @@ PROBE_LONGEST_GAP: Final = "m3mon_probe_longest_gap_seconds"
 #: Probe runs by whether they met every latency SLO of their class (the ``goodput`` SLI's events).
 PROBE_GOODPUT_TOTAL: Final = "m3mon_probe_goodput_total"
 L_GOOD: Final = "good"
+#: Retried probe attempts by class and why (the client retry policy, docs/probes.md "Retries").
+PROBE_RETRIES_TOTAL: Final = "m3mon_probe_retries_total"
+#: Seconds answered probe runs spent in each latency stage, by class (docs/probes.md "Stages").
+PROBE_STAGE_SECONDS_TOTAL: Final = "m3mon_probe_stage_seconds_total"
+L_STAGE: Final = "stage"
+#: The latency stages of a request, in the order a request meets them (report breakdown, tail
+#: attribution, ``stage`` label values): retries before the final attempt, network and proxy, the
+#: API server's preprocessing (chat template, tokenizer, images), queue, prefill, decode, tools.
+STAGES: Final = ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround")
+#: ``reason`` label values of PROBE_RETRIES_TOTAL: the status class of a retried answer
+#: (``http_4xx``: another client error the server marked ``x-should-retry: true``), or no answer.
+RETRY_REASONS: Final = ("http_408", "http_409", "http_429", "http_5xx", "http_4xx", "connection", "timeout")
 
 SCRAPE_SUCCESS: Final = "m3mon_scrape_success"
 SCRAPE_DURATION: Final = "m3mon_scrape_duration_seconds"

@@ -105,6 +105,20 @@ class SLO:
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """How a probe retries a failed request (:mod:`monitor.probes.retry`); ``max_retries`` 0: never."""
+
+    max_retries: int = 0
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 120.0
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_retries > 0
+
+
+@dataclass(frozen=True)
 class ProbePlan:
     kinds: tuple[str, ...]
     interval: float
@@ -113,6 +127,7 @@ class ProbePlan:
     long_prompt_tokens: int
     tool_delay: float
     agent_rounds: int
+    retry: RetryPolicy = RetryPolicy()
 
 
 @dataclass(frozen=True)
@@ -278,6 +293,9 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
         long_prompt_tokens=p.long_prompt_tokens or int(c.max_context_tokens * 0.9),
         tool_delay=p.tool_delay,
         agent_rounds=p.agent_rounds,
+        retry=RetryPolicy(
+            p.retry.max_retries, p.retry.initial_delay, p.retry.max_delay, p.retry.max_retry_after
+        ),
     )
     bp = c.budget_policy
     policy = BudgetPolicy(bp.freeze_below / 100.0, bp.freeze_on_page_burn) if bp else BudgetPolicy(0.10, True)

@@ -64,6 +64,9 @@ def register(sub: Any) -> None:
         default=",".join(map(str, _D.spec_acceptance)),
         help="conditional acceptance probability per draft position, comma separated",
     )
+    a("--preprocess-overhead", type=float, default=_D.preprocess_overhead,
+      help="seconds of API-server preprocessing per request before the engine queues it")  # fmt: skip
+    a("--tokenize-tps", type=float, default=_D.tokenize_tps, help="tokenizer speed, prompt tokens per second")
     a("--reasoning-tokens", type=int, default=_D.reasoning_tokens, help="reasoning length when thinking")
     a("--seed", type=int, default=_D.seed, help="seed of every random draw")
     a("--faults", default=None, metavar="JSON", help="initial faults, e.g. '{\"error_rate\": 0.1}'")
@@ -116,6 +119,8 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         kv_blocks=args.kv_blocks,
         prefill_tps=args.prefill_tps,
         prefill_overhead=args.prefill_overhead,
+        preprocess_overhead=args.preprocess_overhead,
+        tokenize_tps=args.tokenize_tps,
         decode_itl=args.decode_itl,
         batch_slowdown=args.batch_slowdown,
         jitter=args.jitter,

@@ -36,15 +36,16 @@ class Served:
     steps: tuple[tuple[float, int], ...]  # decode steps after the first token: (seconds, tokens)
     decode: float  # the steps' seconds
     tokens: int  # completion tokens (the first plus the steps')
+    tokenize: float = 0.0  # the API server's preprocessing, arrival -> queued (SimConfig's rule)
 
     @property
     def ttft(self) -> float:
         """Arrival to the first token (the server's view)."""
-        return self.queue + self.prefill
+        return self.tokenize + self.queue + self.prefill
 
     @property
     def e2e(self) -> float:
-        return self.queue + self.prefill + self.decode
+        return self.tokenize + self.queue + self.prefill + self.decode
 
     def token_time(self, index: int) -> float:
         """Seconds from arrival until token ``index`` (1-based) was produced."""
@@ -75,4 +76,5 @@ def serve(st: PoolState, ask: Ask, rng: random.Random) -> Served:
         steps.append((seconds, k))
         produced += k
         decode += seconds
-    return Served(ask, queue, prefill, tuple(steps), decode, produced)
+    tokenize = cfg.preprocess_overhead + ask.prompt / cfg.tokenize_tps  # as the simulator's serving
+    return Served(ask, queue, prefill, tuple(steps), decode, produced, tokenize)

@@ -24,9 +24,10 @@ from typing import Any
 import httpx
 
 from monitor.probes.base import make_result
-from monitor.probes.exchange import Exchange, chat_body, stream_chat
+from monitor.probes.exchange import Exchange, chat_body
 from monitor.probes.judge import Verdict, judge_answer
 from monitor.probes.result import ProbeResult, Timings
+from monitor.probes.retry import send_chat
 from monitor.probes.target import ProbeSpec, Target
 from monitor.probes.timing import percentile
 from monitor.probes.tool_call import TOOLS, judge_tool_turn
@@ -84,6 +85,8 @@ def session_timings(turns: list[Exchange], task_start: float, task_end: float,
         e2e=task_end - task_start,
         turn_ttft=tuple(t.ttft for t in per_turn if t.ttft is not None),
         tool_turnaround=tuple(turnarounds),
+        retry_seconds=sum(t.retry_seconds for t in per_turn),  # every turn's retries are in the task's e2e
+        retries=tuple(r for t in per_turn for r in t.retries),
     )
 
 
@@ -100,7 +103,7 @@ async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> P
             final = round_no == rounds
             body = chat_body(target, messages, tools=TOOLS, tool_choice="none" if final else "auto",
                              max_tokens=256, temperature=1.0, top_p=0.95)  # fmt: skip
-            ex = await stream_chat(client, target, body, spec.plan.timeout)
+            ex = await send_chat(client, target, body, spec.plan.timeout)
             turns.append(ex)
             if round_no > 0 and ex.transcript.first() is not None:
                 turnarounds.append(ex.transcript.first() - ex.started)  # type: ignore[operator]

@@ -7,15 +7,17 @@ open the probe span, send the body, judge the exchange with the kind's check, bu
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import httpx
 from opentelemetry.trace import Span, Status, StatusCode
 
-from monitor.probes.exchange import Exchange, chat_body, stream_chat
+from monitor.probes.exchange import Exchange, chat_body
 from monitor.probes.judge import Verdict
 from monitor.probes.result import ProbeResult, Timings, Usage
+from monitor.probes.retry import send_chat
 from monitor.probes.target import ProbeSpec, Target
 from monitor.probes.tracing import probe_span, trace_id_of
 
@@ -45,9 +47,17 @@ def make_result(
     timings: Timings | None = None,
     extra: dict[str, float] | None = None,
     log: tuple[str, ...] = (),
+    also: Sequence[Exchange] = (),
 ) -> ProbeResult:
-    """The result of one probe run; also marks the span with the verdict and headline timings."""
+    """The result of one probe run; also marks the span with the verdict and headline timings.
+
+    ``also``: the run's other requests, whose retries count with the headline request's (their
+    time is not in the headline's TTFT or e2e, so not in ``retry_seconds``).
+    """
     timings = timings if timings is not None else (ex.timings() if ex is not None else Timings())
+    more = tuple(r for other in also if other is not ex for r in other.retries)
+    if more:
+        timings = replace(timings, retries=timings.retries + more)
     result = ProbeResult(
         endpoint=target.endpoint.name,
         request_class=target.request_class.name,
@@ -97,5 +107,5 @@ async def single_request(
     """Send one streamed chat request in a probe span and judge it with ``check``."""
     started_at = time.time()
     with probe_span(spec.kind, target.endpoint.name, target.request_class.name, target.model) as span:
-        ex = await stream_chat(client, target, chat_body(target, messages, **params), spec.plan.timeout)
+        ex = await send_chat(client, target, chat_body(target, messages, **params), spec.plan.timeout)
         return make_result(target, spec, started_at, check(ex), ex, span, extra=extra)

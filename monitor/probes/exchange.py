@@ -27,6 +27,9 @@ from monitor.web.body import BodyTooLarge, read_capped
 #: An error answer is a short JSON object; a body beyond this is not read at all.
 ERROR_BODY_MAX = 64 * 1024
 
+#: Response headers a retry policy reads (openai-python's ``_base_client.py``).
+RETRY_HEADERS = ("retry-after-ms", "retry-after", "x-should-retry")
+
 #: Phrases by which vLLM/SGLang/OpenAI say a prompt exceeds the context window (HTTP 400).
 CONTEXT_PHRASES = ("context length", "context_length", "maximum context", "max_model_len", "too long")
 
@@ -45,9 +48,17 @@ class Exchange:
     failure: str | None = None  # a transport-level failure category
     detail: str = ""
     leftover_bytes: int = 0  # bytes of an event cut off by the end of the stream
+    #: an error answer's ``retry-after-ms`` / ``retry-after`` and ``x-should-retry`` headers
+    retry_headers: dict[str, str] = field(default_factory=dict)
+    #: with retries (:mod:`monitor.probes.retry`): when the first attempt was sent, and why each
+    #: earlier attempt was retried; this exchange is the final attempt
+    first_sent: float | None = None
+    retries: tuple[str, ...] = ()
 
     def timings(self) -> Timings:
-        return timings_for(self.transcript, self.sent, self.end, self.connect, self.headers)
+        return timings_for(
+            self.transcript, self.sent, self.end, self.connect, self.headers, self.first_sent, self.retries
+        )
 
 
 class _PhaseClock:
@@ -140,6 +151,7 @@ async def _error_text(response: httpx.Response) -> str:
 
 
 async def _http_failure(ex: Exchange, response: httpx.Response) -> Exchange:
+    ex.retry_headers = {h: response.headers[h] for h in RETRY_HEADERS if h in response.headers}
     raw = await _error_text(response)
     ex.end = time.monotonic()
     message = raw

@@ -24,9 +24,10 @@ import uuid
 import httpx
 
 from monitor.probes.base import make_result
-from monitor.probes.exchange import Exchange, chat_body, stream_chat
+from monitor.probes.exchange import Exchange, chat_body
 from monitor.probes.judge import Verdict, expect_word, judge_answer
 from monitor.probes.result import ProbeResult
+from monitor.probes.retry import send_chat
 from monitor.probes.target import ProbeSpec, Target
 from monitor.probes.tokens import Calibration, calibrate, filler, server_tokens
 from monitor.probes.tracing import probe_span
@@ -73,7 +74,7 @@ async def _ask(
     messages = [{"role": "user", "content": prompt}]
     params = {"temperature": 1.0, "top_p": 0.95, "chat_template_kwargs": {"thinking_mode": "disabled"}}
     body = chat_body(target, messages, max_tokens=max_tokens, **params)
-    return await stream_chat(client, target, body, spec.plan.timeout)
+    return await send_chat(client, target, body, spec.plan.timeout)
 
 
 def judge_ceiling(ex: Exchange) -> Verdict:
@@ -96,6 +97,7 @@ async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> P
         verdicts = [judge_answer(cold, target.model)]
         verdicts[0] = verdicts[0] if not verdicts[0].ok else expect_word(cold.transcript.content, needle)
         extra: dict[str, float] = {}
+        asked: list[Exchange] = []
         if cold.failure is None:
             warm = await _ask(target, spec, client, prompt, spec.max_tokens)
             verdict = judge_answer(warm, target.model)
@@ -105,8 +107,9 @@ async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> P
             over = await _ask(target, spec, client, build_prompt(over_sentences, needle, salt + "x"), 1)
             verdicts.append(judge_ceiling(over))
             extra["over_ceiling_rejected"] = float(over.failure == "context_rejected")
+            asked += [warm, over]
         verdict = next((v for v in verdicts if not v.ok), Verdict())
-        return make_result(target, spec, started_at, verdict, cold, span, extra=extra)
+        return make_result(target, spec, started_at, verdict, cold, span, extra=extra, also=asked)
 
 
 def _cache_extra(cold: Exchange, warm: Exchange) -> dict[str, float]:

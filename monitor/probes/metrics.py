@@ -12,6 +12,11 @@
   SLIs);
 * ``m3mon_probe_chunk_gap_seconds`` — every gap between two token chunks, undivided, and
   ``m3mon_probe_longest_gap_seconds`` — each stream's longest one (the ``stall`` SLI);
+* ``m3mon_probe_retries_total{class,reason}`` — every retried attempt (the client retry policy,
+  :mod:`monitor.probes.retry`), ``reason`` one of :data:`~monitor.conventions.RETRY_REASONS`;
+* ``m3mon_probe_stage_seconds_total{class,stage}`` — the seconds answered runs spent in each
+  stage they measured (:func:`stage_seconds`); divided by ``m3mon_probe_e2e_seconds_sum`` of the
+  class it is the stage's share of the probes' e2e;
 * ``m3mon_probe_goodput_total{endpoint,class,kind,reason,good}`` — every run, ``good="true"`` when
   it answered right and met every latency limit of its class (the ``goodput`` SLI; only when the
   exporter passes a goodput judge).
@@ -35,7 +40,7 @@ from monitor import conventions as cv
 from monitor.events import probe_answered, probe_labels
 from monitor.model import Model
 from monitor.probes.genai_metrics import GenAIMetrics
-from monitor.probes.result import ProbeResult
+from monitor.probes.result import ProbeResult, Timings
 
 #: Cache states the long-prompt probe reports as ``extra["<state>_ttft"]``.
 LONG_PROMPT_CACHE_STATES = ("cold", "warm")
@@ -79,6 +84,18 @@ class ProbeMetrics:
         self.goodput = Counter(cv.PROBE_GOODPUT_TOTAL, "Probe runs by whether they met every latency SLO of "
                                "their class and answered right (good=true|false).",
                                cv.PROBE_GOODPUT_LABELS, registry=registry)  # fmt: skip
+        self.retries = Counter(
+            cv.PROBE_RETRIES_TOTAL,
+            "Retried probe attempts by class and why (the client retry policy).",
+            (cv.L_CLASS, cv.L_REASON),
+            registry=registry,
+        )
+        self.stage_seconds = Counter(
+            cv.PROBE_STAGE_SECONDS_TOTAL,
+            "Seconds answered probe runs spent in each latency stage they measured.",
+            (cv.L_CLASS, cv.L_STAGE),
+            registry=registry,
+        )
         self.long_prompt_ttft = Histogram(
             cv.PROBE_LONG_PROMPT_TTFT,
             "Long-prompt probe TTFT by prefix-cache state: cold (new prefix) or warm (same prefix again).",
@@ -102,6 +119,11 @@ class ProbeMetrics:
         occurrence would otherwise be invisible to the rules while the store counts it.
         """
         outcomes = [None, *cv.FAILURE_CATEGORIES]
+        for klass in {c for _, c, _ in targets(model)}:
+            for why in cv.RETRY_REASONS:
+                self.retries.labels(klass, why)
+            for stage in cv.STAGES:
+                self.stage_seconds.labels(klass, stage)
         for key in targets(model):
             for reason in outcomes:
                 labels = probe_labels(reason)
@@ -124,6 +146,8 @@ class ProbeMetrics:
         key = (result.endpoint, result.request_class, result.kind)
         labels = probe_labels(result.reason)
         self.total.labels(*key, labels[cv.L_RESULT], labels[cv.L_REASON]).inc()
+        for why in result.timings.retries:
+            self.retries.labels(result.request_class, why).inc()
         if self.genai is not None:
             self.genai.record(result)
         if self.judge is not None:
@@ -139,12 +163,25 @@ class ProbeMetrics:
         if t.network is not None:
             self.network.labels(*key).observe(max(t.network, 0.0))
         _observe_all(self.tool_turnaround, key, t.tool_turnaround)
+        for stage, seconds in stage_seconds(t).items():
+            self.stage_seconds.labels(result.request_class, stage).inc(max(seconds, 0.0))
         for cache in LONG_PROMPT_CACHE_STATES:
             _observe_all(self.long_prompt_ttft, (*key, cache), result.sli_samples(f"ttft_{cache}"))
 
     def observe_all(self, results: Iterable[ProbeResult]) -> None:
         for result in results:
             self.observe(result)
+
+
+def stage_seconds(t: Timings) -> dict[str, float]:
+    """The stages one run measured itself: retry time (with the retry policy on), network and the
+    server's queue, prefill and decode (with a server view), tool turnaround (agent sessions).
+    Tokenization comes only from the server's spans (the report): with per-request metrics it is
+    inside ``network``."""
+    parts = {"retry": t.retry_seconds if t.retries else None, "network": t.network, "queue": t.server_queue,
+             "prefill": t.server_prefill, "decode": t.server_decode,
+             "tool_turnaround": sum(t.tool_turnaround) if t.tool_turnaround else None}  # fmt: skip
+    return {stage: v for stage, v in parts.items() if v is not None}
 
 
 def _observe_all(histogram: Histogram, labels: tuple[str, ...], values: Iterable[float]) -> None:

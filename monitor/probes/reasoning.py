@@ -20,9 +20,10 @@ import time
 import httpx
 
 from monitor.probes.base import make_result
-from monitor.probes.exchange import Exchange, chat_body, stream_chat
+from monitor.probes.exchange import Exchange, chat_body
 from monitor.probes.judge import Verdict, expect_word, judge_answer
 from monitor.probes.result import ProbeResult
+from monitor.probes.retry import send_chat
 from monitor.probes.target import ProbeSpec, Target
 from monitor.probes.tracing import probe_span
 
@@ -70,11 +71,12 @@ async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> P
             params = {"temperature": 1.0, "top_p": 0.95, "max_tokens": spec.reasoning_max_tokens}
             messages = [{"role": "user", "content": PROMPT}]
             body = chat_body(target, messages, chat_template_kwargs={"thinking_mode": mode}, **params)
-            ex = await stream_chat(client, target, body, spec.plan.timeout)
+            ex = await send_chat(client, target, body, spec.plan.timeout)
             runs[mode] = ex
             verdicts.append(judge_mode(ex, mode, target.model))
             extra.update(mode_extra(mode, ex))
             if ex.failure is not None:
                 break
         verdict = next((v for v in verdicts if not v.ok), Verdict())
-        return make_result(target, spec, started_at, verdict, runs["enabled"], span, extra=extra)
+        return make_result(target, spec, started_at, verdict, runs["enabled"], span, extra=extra,
+                           also=tuple(runs.values()))  # fmt: skip

@@ -51,7 +51,9 @@ class Timings:
     server_prefill: float | None = None
     server_decode: float | None = None
     server_ttft: float | None = None
-    network: float | None = None  # client TTFT - server TTFT (proxy + network + tokenization)
+    network: float | None = None  # client TTFT - retry time - server TTFT (proxy + network + tokenization)
+    retry_seconds: float = 0.0  # time before the final attempt was sent (failed attempts + backoff)
+    retries: tuple[str, ...] = ()  # why each earlier attempt was retried (monitor.probes.retry.REASONS)
 
     def sli_samples(self, sli: str) -> tuple[float, ...]:
         """The latency events this run gives latency SLI ``sli``: what the exporter observes and the

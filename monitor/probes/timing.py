@@ -12,9 +12,12 @@ Definitions (all from the moment the request body was sent, on the monotonic clo
   count (:class:`~monitor.probes.result.Gap`); the longest one is the ``stall`` SLI's value.
 * TPOT: ``(e2e - ttft) / (completion_tokens - 1)`` with ``completion_tokens`` from ``usage``.
 * e2e: request sent until the stream ended.
+* Retries (:mod:`monitor.probes.retry`): TTFT and e2e run from the **first** attempt's send (what
+  the user waited); ``retry_seconds`` is the time before the final attempt was sent (failed
+  attempts and backoff), ``retries`` why each earlier attempt was retried.
 * Server view (``metrics`` in the final usage chunk, vLLM ``--enable-per-request-metrics``):
   queue, prefill (scheduled → first token) and decode time; ``network`` = client TTFT −
-  (queue + prefill).
+  retry time − (queue + prefill).
 """
 
 from __future__ import annotations
@@ -90,23 +93,28 @@ def timings_for(
     end: float,
     connect: float | None = None,
     headers: float | None = None,
+    first_sent: float | None = None,
+    retries: tuple[str, ...] = (),
 ) -> Timings:
-    """Timings of one streamed request sent at ``sent`` whose stream ended at ``end``."""
-    ttft = _since(sent, transcript.first())
-    e2e = max(end - sent, 0.0)
+    """Timings of one streamed request sent at ``sent`` whose stream ended at ``end`` (the final
+    attempt of a request first sent at ``first_sent``, when it was retried)."""
+    origin = sent if first_sent is None else min(first_sent, sent)
+    retry = sent - origin
+    ttft = _since(origin, transcript.first())
+    e2e = max(end - origin, 0.0)
     samples = itl_samples(transcript)
     out = transcript.usage_int("completion_tokens")
     tpot = (e2e - ttft) / (out - 1) if ttft is not None and out is not None and out > 1 else None
     queue = _ms(transcript.metrics, "queue_time_ms")
     prefill = _ms(transcript.metrics, "time_to_first_token_ms")
     server_ttft = queue + prefill if queue is not None and prefill is not None else None
-    network = ttft - server_ttft if ttft is not None and server_ttft is not None else None
+    network = ttft - retry - server_ttft if ttft is not None and server_ttft is not None else None
     return Timings(
         connect=connect,
         headers=headers,
         ttft=ttft,
-        ttft_answer=_since(sent, transcript.first("answer")),
-        first_reasoning=_since(sent, transcript.first("reasoning")),
+        ttft_answer=_since(origin, transcript.first("answer")),
+        first_reasoning=_since(origin, transcript.first("reasoning")),
         itl_mean=sum(samples) / len(samples) if samples else None,
         itl_p50=percentile(samples, 50),
         itl_p99=percentile(samples, 99),
@@ -119,4 +127,6 @@ def timings_for(
         server_decode=_ms(transcript.metrics, "generation_time_ms"),
         server_ttft=server_ttft,
         network=network,
+        retry_seconds=retry,
+        retries=retries,
     )

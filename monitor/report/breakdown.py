@@ -11,7 +11,12 @@ Each part is a mean seconds per request, and the report says where it came from:
   When the pool serves other classes too, the label and the breakdown's ``population`` say so
   (``server histograms (POOL, shared with B)``): those means are not this class's requests — the
   report once drew "10 s per probe request" from a pool whose own probes took 0.8 s;
-* ``probe timings``: tool turnaround, the sum of a probe's tool rounds.
+* ``probe timings``: tool turnaround, the sum of a probe's tool rounds; retries, the time before
+  the probe's final attempt (its retry policy, docs/probes.md), plus a gateway's retries when the
+  span view shows failed attempts (then ``OTLP spans + probe timings``);
+* tokenization (the API server's preprocessing) comes only from spans (``ttft − queue −
+  prefill`` of vLLM's span, :mod:`monitor.traces.stages`): with per-request metrics it is inside
+  network.
 
 A part is "no data" only when none of these has it. The same parts are also averaged per step of
 the report's time series (:class:`~monitor.report.data.BreakdownSeries`).
@@ -33,6 +38,8 @@ from monitor.report.data import BREAKDOWN_PARTS, Breakdown, BreakdownPoint, Brea
 from monitor.store.tables import ScrapeIntervalRow
 
 SERVER_PARTS = ("queue", "prefill", "decode")
+#: Parts the probe measures itself (its retries, its tool rounds), whatever its server view.
+PROBE_PARTS = ("tool_turnaround", "retry")
 SOURCE_METRICS = "per-request metrics"
 SOURCE_SPANS = "OTLP spans"
 SOURCE_TIMINGS = "probe timings"
@@ -54,6 +61,7 @@ class Sample:
     view: str | None  # SOURCE_METRICS, SOURCE_SPANS or None
     ttft: float | None = None  # the probe's client-side TTFT and e2e (monitor.report.tail)
     e2e: float | None = None
+    gateway_retry: bool = False  # the retry part includes a gateway's retries seen in the trace
 
 
 @dataclass
@@ -82,8 +90,10 @@ class _Sums:
 def _add_sample(acc: _Sums, s: Sample) -> None:
     acc.count += 1
     for part, value in s.parts.items():
-        source = SOURCE_TIMINGS if part == "tool_turnaround" else s.view
+        source = SOURCE_TIMINGS if part in PROBE_PARTS else s.view
         acc.add(part, value, 1.0, source or SOURCE_METRICS)
+        if part == "retry" and s.gateway_retry:  # a gateway's retries, read from the trace's spans
+            acc.sources[part].add(SOURCE_SPANS)
 
 
 class PoolHistograms:

@@ -37,6 +37,8 @@ PART_LABELS = {
     "decode": "decode",
     "network": "network",
     "tool_turnaround": "tool turnaround",
+    "tokenization": "tokenization",
+    "retry": "retries",
 }
 KIND_LABELS = {"ttft": "TTFT", "itl": "ITL (per token, pooled)", "e2e": "end-to-end"}
 DPI = 100

@@ -24,6 +24,7 @@ Latency only counts probes the service answered (not an availability failure), a
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,8 @@ from monitor.report.redact import Redactor
 from monitor.report.tail import TailShare, attribute
 from monitor.store.ops import COMPLETED_AT
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
+from monitor.traces.span import ServerSpan
+from monitor.traces.stages import trace_stages
 
 P = ProbeResultRow
 S = ServerSpanRow
@@ -59,6 +62,8 @@ PART_COLUMNS: dict[str, ColumnElement[float]] = {
 #: The parts that make up the server's view of a request.
 SERVER_PARTS = brk.SERVER_PARTS
 LATENCY_COLUMNS = {"ttft": P.ttft, "e2e": P.e2e}
+SPAN_COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.ttft, S.prefill, S.decode,
+                S.error_type)  # fmt: skip
 
 
 def pooled_itl(request_class: str, histograms: list[dict[str, int] | None]) -> LatencyStats:
@@ -77,15 +82,32 @@ def percentiles(values: list[float]) -> tuple[float | None, float | None, float 
     return p50, p95, p99
 
 
-def _sample(row: Any, spans: dict[str, tuple[float | None, ...]]) -> brk.Sample:
-    """One probe's parts from its row (class, start, trace, TTFT, tool rounds, part columns...)."""
-    cls, at, trace_id, ttft, rounds, e2e = row[:6]
-    part: dict[str, Any] = dict(zip(PART_COLUMNS, row[6:], strict=True))
+@dataclass(frozen=True)
+class SpanView:
+    """What a probe's trace says of its first request: the server parts of its answering span
+    (:func:`~monitor.traces.stages.trace_stages`; None: only a GenAI span's TTFT), that span's TTFT
+    and the gateway's retry time before it."""
+
+    parts: dict[str, float | None]
+    ttft: float | None
+    retry: float = 0.0
+
+
+def _sample(row: Any, spans: dict[str, SpanView]) -> brk.Sample:
+    """One probe's parts from its row (class, start, trace, TTFT, tool rounds, e2e, client retry
+    seconds, part columns...)."""
+    cls, at, trace_id, ttft, rounds, e2e, retry = row[:7]
+    part: dict[str, Any] = dict(zip(PART_COLUMNS, row[7:], strict=True))
     view = brk.SOURCE_METRICS if any(part[p] is not None for p in SERVER_PARTS) else None
     span = spans.get(trace_id) if trace_id is not None and view is None else None
+    if retry is not None:
+        part["retry"] = float(retry)
     if span is not None:
-        part.update(zip(SERVER_PARTS, span[:3], strict=True))
-        part["network"] = ttft - span[3] if ttft is not None and span[3] is not None else None
+        part.update(span.parts)
+        before = (retry or 0.0) + span.retry  # the client's retries, then the gateway's
+        part["network"] = ttft - before - span.ttft if ttft is not None and span.ttft is not None else None
+        if span.retry:
+            part["retry"] = before
         view = brk.SOURCE_SPANS
     found = {k: float(v) for k, v in part.items() if v is not None}
     if isinstance(rounds, list) and rounds:
@@ -97,6 +119,7 @@ def _sample(row: Any, spans: dict[str, tuple[float | None, ...]]) -> brk.Sample:
         view,
         None if ttft is None else float(ttft),
         None if e2e is None else float(e2e),
+        gateway_retry=span is not None and span.retry > 0,
     )
 
 
@@ -164,26 +187,30 @@ class ProbeFacts:
                 out.append(LatencyStats(c, kind, len(vs), *percentiles(vs)))
         return tuple(out)
 
-    def _span_views(self) -> dict[str, tuple[float | None, ...]]:
-        """(queue, prefill, decode, ttft) for each week probe lacking a server view: the earliest span of
-        its trace with a server part, else the earliest with a TTFT (a GenAI span's first chunk)."""
+    def _span_views(self) -> dict[str, SpanView]:
+        """The trace view of each week probe lacking a server view: the stages of the trace's first
+        answered request (:mod:`monitor.traces.stages`), else the earliest span's TTFT alone (a
+        GenAI span's first chunk: SGLang, a gateway)."""
         lacking = select(P.trace_id).where(
             *self.in_week,
             self.answered,
             P.trace_id.is_not(None),
             *(PART_COLUMNS[p].is_(None) for p in SERVER_PARTS),
         )
-        q = select(S.trace_id, S.queue, S.prefill, S.decode, S.ttft).where(
-            S.trace_id.in_(lacking), S.end_time <= self.end
-        )
-        views: dict[str, tuple[float | None, ...]] = {}
-        ttft_only: dict[str, tuple[float | None, ...]] = {}  # GenAI spans (SGLang, gateway): TTFT at most
-        for trace_id, *view in self.session.execute(q.order_by(S.start_time, S.span_id)):
-            if any(v is not None for v in view[:3]):
-                views.setdefault(trace_id, tuple(view))
-            elif view[3] is not None:
-                ttft_only.setdefault(trace_id, tuple(view))
-        return {**ttft_only, **views}  # a span with server parts wins over an earlier gateway span
+        q = select(*SPAN_COLUMNS).where(S.trace_id.in_(lacking), S.end_time <= self.end)
+        traces: dict[str, list[ServerSpan]] = defaultdict(list)
+        for r in self.session.execute(q.order_by(S.start_time, S.span_id)):
+            traces[r[0]].append(ServerSpan(*r[:5], queue=r[5], ttft=r[6], prefill=r[7], decode=r[8],
+                                           error_type=r[9]))  # fmt: skip
+        views: dict[str, SpanView] = {}
+        for trace_id, spans in traces.items():
+            st = trace_stages(spans)
+            if st is not None:
+                parts = {p: st.stage(p) for p in (*SERVER_PARTS, "tokenization")}
+                views[trace_id] = SpanView(parts, st.answer.ttft, st.stage("retry") or 0.0)
+            elif (first := next((s for s in spans if s.ttft is not None), None)) is not None:
+                views[trace_id] = SpanView({}, first.ttft)
+        return views
 
     def samples(self) -> list[brk.Sample]:
         """Every answered probe's breakdown parts (own server view, else its span's), oldest first."""
@@ -191,7 +218,8 @@ class ProbeFacts:
             return self._samples
         spans = self._span_views()
         tools = P.extra[("timings", "tool_turnaround")].as_json()
-        q = select(P.request_class, P.started_at, P.trace_id, P.ttft, tools, P.e2e, *PART_COLUMNS.values())
+        q = select(P.request_class, P.started_at, P.trace_id, P.ttft, tools, P.e2e, _timing("retry_seconds"),
+                   *PART_COLUMNS.values())  # fmt: skip
         rows = self.session.execute(q.where(*self.in_week, self.answered).order_by(P.started_at, P.id))
         out = [_sample(row, spans) for row in rows]
         self._samples = out

@@ -32,7 +32,17 @@ RECENT_SECONDS = 86400.0
 
 #: Latency SLIs whose percentiles the report shows, and the breakdown parts, in display order.
 LATENCY_KINDS: tuple[str, ...] = ("ttft", "itl", "e2e")
-BREAKDOWN_PARTS: tuple[str, ...] = ("queue", "prefill", "decode", "network", "tool_turnaround")
+#: The breakdown's parts (JSON ``<part>_seconds``); the stages of ``monitor.conventions.STAGES``,
+#: the first five in the order the report always had, then the two issue 25 added.
+BREAKDOWN_PARTS: tuple[str, ...] = (
+    "queue",
+    "prefill",
+    "decode",
+    "network",
+    "tool_turnaround",
+    "tokenization",
+    "retry",
+)
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,13 @@ carry a server view (per-request metrics or their vLLM span, :mod:`monitor.repor
   P95 over the period; the **typical** band, for contrast, the requests at or below its P50;
 * a stage's **share** in a band is the stage's seconds summed over the band's requests divided by
   the latency's seconds summed over them; ``other`` is what the stages do not explain (client-side
-  work, the API server's tokenization and preprocessing, which vLLM does not report apart);
-* the stages of TTFT are network (client TTFT − the server's), queue and prefill; of e2e also
-  decode and tool turnaround (agent sessions);
+  work, and with per-request metrics alone the API server's tokenization, which is then inside
+  network);
+* the stages of TTFT are retries (the time before the final attempt: the probe's retry policy and
+  a gateway's retries in the trace), network (client TTFT − retries − the server's TTFT),
+  tokenization (the server span's arrival → queued: ``ttft − queue − prefill``), queue and
+  prefill; of e2e also decode and tool turnaround (agent sessions). Retries and tokenization count
+  0 for a request that did not report them;
 * the **dominant** stage of a band is the one with the largest share (``other`` included).
 
 A class needs :data:`MIN_REQUESTS` requests with a server view for an answer (at 20, the P95 tail
@@ -29,9 +33,11 @@ if TYPE_CHECKING:  # breakdown imports the report's data types, which hold TailS
     from monitor.report.breakdown import Sample
 
 STAGES: dict[str, tuple[str, ...]] = {
-    "ttft": ("network", "queue", "prefill"),
-    "e2e": ("network", "queue", "prefill", "decode", "tool_turnaround"),
+    "ttft": ("retry", "network", "tokenization", "queue", "prefill"),
+    "e2e": ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround"),
 }
+#: Stages a request may lack and still be attributed (0 seconds when it lacks them).
+OPTIONAL = ("retry", "tokenization", "tool_turnaround")
 BANDS = ("p95", "p50")  # the tail (at or above P95), the typical band (at or below P50)
 MIN_REQUESTS = 20
 OTHER = "other"
@@ -63,7 +69,7 @@ def _value(s: Sample, metric: str) -> float | None:
 
 
 def _usable(s: Sample, metric: str) -> bool:
-    needed = [p for p in STAGES[metric] if p != "tool_turnaround"]
+    needed = [p for p in STAGES[metric] if p not in OPTIONAL]
     value = _value(s, metric)
     return s.view is not None and value is not None and value > 0 and all(p in s.parts for p in needed)
 
@@ -99,9 +105,10 @@ def attribute(model: Model, samples: Sequence[Sample]) -> tuple[TailShare, ...]:
     return tuple(out)
 
 
-LABELS = {"network": "network", "queue": "queue", "prefill": "prefill", "decode": "decode",
-          "tool_turnaround": "tool turnaround", OTHER: "other"}  # fmt: skip
-COLUMNS = ("network", "queue", "prefill", "decode", "tool_turnaround", OTHER)
+LABELS = {"retry": "retries", "network": "network", "tokenization": "tokenization", "queue": "queue",
+          "prefill": "prefill", "decode": "decode", "tool_turnaround": "tool turnaround",
+          OTHER: "other"}  # fmt: skip
+COLUMNS = ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround", OTHER)
 NAMES = {"ttft": "TTFT", "e2e": "e2e"}
 BAND_LABELS = {"p95": "P95+", "p50": "≤ P50"}
 

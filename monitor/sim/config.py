@@ -32,6 +32,10 @@ class SimConfig:
     kv_blocks: int = 8192
     prefill_tps: float = 40000.0
     prefill_overhead: float = 0.004
+    #: the API server's preprocessing before the engine queues a request (chat template,
+    #: tokenizer, image patches): ``preprocess_overhead + prompt_tokens / tokenize_tps`` seconds
+    preprocess_overhead: float = 0.001
+    tokenize_tps: float = 1_000_000.0
     decode_itl: float = 0.02
     batch_slowdown: float = 1.0
     jitter: float = 0.05

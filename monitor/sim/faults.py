@@ -27,6 +27,15 @@ class Faults(BaseModel):
 
     error_rate: float = Field(0.0, ge=0.0, le=1.0, description="share of requests answered with error_status")
     error_status: int = Field(500, ge=400, le=599, description="HTTP status of injected errors")
+    error_next: int | None = Field(
+        None, ge=1, description="the next N requests get error_status (counts down as they are answered)"
+    )
+    retry_after_ms: int | None = Field(
+        None, ge=0, le=600_000, description="injected errors carry retry-after-ms (and retry-after) headers"
+    )
+    preprocess_delay: float | None = Field(
+        None, gt=0.0, le=600.0, description="extra seconds of API-server preprocessing per request"
+    )
     latency_multiplier: float = Field(1.0, gt=0.0, le=1000.0, description="scales every engine step")
     brownout_queue_stall: bool = Field(False, description="the scheduler admits nothing from the queue")
     brownout_prefill_factor: float = Field(1.0, ge=1.0, le=1000.0, description="prefill is this much slower")

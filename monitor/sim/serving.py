@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -50,13 +51,13 @@ async def handle(sim: Simulator, request: Request, endpoint: str) -> Response:
         return error(400, f"Invalid JSON body: {exc}", "BadRequestError")
     except RequestError as exc:
         return error(exc.status, exc.message, exc.type)
+    if faults.error_next:
+        sim.faults = sim.faults.merged({"error_next": faults.error_next - 1 or None})
+        return _injected(faults)
     if faults.error_rate and sim.rng.random() < faults.error_rate:
-        return error(
-            faults.error_status,
-            "Injected fault: the engine failed to process the request.",
-            "InternalServerError" if faults.error_status >= 500 else "BadRequestError",
-        )
+        return _injected(faults)
     req = _build(sim, request, endpoint, parsed, faults, arrival)
+    await asyncio.sleep(_preprocessing(sim, req, faults))  # arrival -> queued: the API server's work
     try:
         sim.submit(req)
     except QueueFullError:
@@ -70,6 +71,26 @@ async def handle(sim: Simulator, request: Request, endpoint: str) -> Response:
     if parsed.stream:
         return SSEResponse(view.frames(), lambda: sim.engine.abort(req))  # type: ignore[return-value]
     return await view.whole()
+
+
+def _injected(faults: Faults) -> Response:
+    """An injected error answer (``error_rate``, ``error_next``), with ``retry_after_ms`` headers."""
+    response = error(
+        faults.error_status,
+        "Injected fault: the engine failed to process the request.",
+        "InternalServerError" if faults.error_status >= 500 else "BadRequestError",
+    )
+    if faults.retry_after_ms is not None:
+        response.headers["retry-after-ms"] = str(faults.retry_after_ms)
+        response.headers["retry-after"] = str(math.ceil(faults.retry_after_ms / 1000))
+    return response
+
+
+def _preprocessing(sim: Simulator, req: SimRequest, faults: Faults) -> float:
+    """Seconds the API server spends on ``req`` before the engine queues it (chat template,
+    tokenizer, image patches: docs/simulator.md), plus the ``preprocess_delay`` fault."""
+    c = sim.config
+    return c.preprocess_overhead + req.prompt_tokens / c.tokenize_tps + (faults.preprocess_delay or 0.0)
 
 
 def _build(

@@ -132,6 +132,8 @@ class ServerSpanRow(Base):
     completion_tokens: Mapped[int | None]
     request_id: Mapped[str | None] = mapped_column(String(200))
     service_name: Mapped[str | None] = mapped_column(String(200))
+    #: the span's ``error.type`` (or ``error`` for an ERROR status): a failed attempt (migration 0009)
+    error_type: Mapped[str | None] = mapped_column(String(100))
 
 
 class ScrapeIntervalRow(Base):

@@ -21,7 +21,7 @@ from google.protobuf.json_format import ParseDict, ParseError
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Status
 
 from monitor.traces.span import SERVICE_NAME, OtlpError, ServerSpan, is_request_span, server_span
 from monitor.traces.validate import validated
@@ -131,7 +131,10 @@ def _resource_spans(rs: ResourceSpans, where: str) -> Iterator[ServerSpan | None
             at = f"{where}.scope_spans[{i}].spans[{j}]"
             try:
                 times = span.start_time_unix_nano, span.end_time_unix_nano
-                decoded = server_span(span.trace_id, span.span_id, span.name, *times, attrs, service_name)
+                failed = span.status.code == Status.STATUS_CODE_ERROR
+                decoded = server_span(
+                    span.trace_id, span.span_id, span.name, *times, attrs, service_name, failed
+                )
             except OtlpError as exc:
                 raise OtlpError(f"{at}: {exc}") from None
             yield validated(decoded, at)

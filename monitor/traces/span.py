@@ -43,6 +43,8 @@ INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 RESPONSE_ID: Final = "gen_ai.response.id"
 TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"
+#: OpenTelemetry's ``error.type`` (semantic conventions: set on a failed operation, e.g. ``429``).
+ERROR_TYPE: Final = "error.type"
 #: Attribute of the monitor's own probe spans, which are never a server's view.
 PROBE_MARK: Final = "m3mon.probe.kind"
 
@@ -78,6 +80,14 @@ class ServerSpan:
     completion_tokens: int | None = None
     request_id: str | None = None
     service_name: str | None = None
+    error_type: str | None = (
+        None  # set on a failed attempt (``error.type``, or ``error`` for an ERROR status)
+    )
+
+    @property
+    def has_server_view(self) -> bool:
+        """vLLM's own parts of the request: queue, prefill or decode."""
+        return any(v is not None for v in (self.queue, self.prefill, self.decode))
 
     def to_row(self) -> dict[str, Any]:
         """The ``server_spans`` row (column names are the field names, times renamed)."""
@@ -97,6 +107,7 @@ class ServerSpan:
             "completion_tokens": self.completion_tokens,
             "request_id": self.request_id,
             "service_name": self.service_name,
+            "error_type": self.error_type,
         }
 
 
@@ -125,9 +136,12 @@ def server_span(
     end_ns: int,
     attributes: Mapping[str, object],
     service_name: str | None,
+    failed: bool = False,
 ) -> ServerSpan:
     """Build a span from decoded OTLP fields; ids must be valid, attributes of the wrong type are None."""
     request_id = attributes.get(REQUEST_ID, attributes.get(RESPONSE_ID))
+    error = attributes.get(ERROR_TYPE)
+    error_type = error if isinstance(error, str) and error else ("error" if failed else None)
     latencies = {field: _number(attributes.get(attr)) for field, attr in LATENCY_ATTRIBUTES.items()}
     if latencies["ttft"] is None:
         latencies["ttft"] = _number(attributes.get(TIME_TO_FIRST_CHUNK))  # a GenAI-convention span
@@ -143,5 +157,6 @@ def server_span(
         completion_tokens=_count(attributes.get(COMPLETION_TOKENS, attributes.get(OUTPUT_TOKENS))),
         request_id=request_id if isinstance(request_id, str) else None,
         service_name=service_name,
+        error_type=error_type,
         **latencies,
     )

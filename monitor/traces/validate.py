@@ -27,6 +27,7 @@ from monitor.web.messages import field_message
 REQUEST_ID_MAX: Final = 200
 SERVICE_NAME_MAX: Final = 200
 NAME_MAX: Final = 100
+ERROR_TYPE_MAX: Final = 100
 INT32_MAX: Final = 2**31 - 1
 #: ServerSpan field -> the OTLP field or attribute it came from (named in error messages).
 SOURCE: Final = {
@@ -34,6 +35,7 @@ SOURCE: Final = {
     "service_name": f"resource.attributes[{SERVICE_NAME}]",
     "prompt_tokens": f"attributes[{PROMPT_TOKENS}]",
     "completion_tokens": f"attributes[{COMPLETION_TOKENS}]",
+    "error_type": "attributes[error.type]",
     "start": "start_time_unix_nano",
     "end": "end_time_unix_nano",
 }
@@ -68,6 +70,7 @@ class StoredSpan(BaseModel):
     completion_tokens: Count | None = None
     request_id: Annotated[Text, Field(max_length=REQUEST_ID_MAX)] | None = None
     service_name: Annotated[Text, Field(max_length=SERVICE_NAME_MAX)] | None = None
+    error_type: Annotated[Text, Field(max_length=ERROR_TYPE_MAX)] | None = None
 
 
 def validated(span: ServerSpan, where: str) -> ServerSpan:

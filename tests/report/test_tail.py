@@ -66,8 +66,8 @@ def test_the_tail_is_the_queue_and_the_median_is_prefill(store: tuple[Model, str
     # slow ones, 6.0 s, of which queue 5.1, prefill 0.8, network 0.1
     t = tail[("chat", "ttft", "p95")]
     assert (t.requests, t.bound, t.dominant) == (2, pytest.approx(3.0), "queue")
-    assert dict(t.shares) == pytest.approx({"network": 0.1 / 6, "queue": 5.1 / 6, "prefill": 0.8 / 6, "other": 0.0},
-                                           abs=1e-9)  # fmt: skip
+    assert dict(t.shares) == pytest.approx({"retry": 0.0, "network": 0.1 / 6, "tokenization": 0.0, "queue": 5.1 / 6,
+                                            "prefill": 0.8 / 6, "other": 0.0}, abs=1e-9)  # fmt: skip
     # P50 is the 10th (0.5 s): the 18 fast ones, 9.0 s: prefill 7.2, queue 0.9, network 0.9
     t = tail[("chat", "ttft", "p50")]
     assert (t.requests, t.dominant) == (18, "prefill")
