@@ -76,10 +76,15 @@ class SLOEvaluation:
 
 def window_result(slo: SLO, window: Window, good: float, total: float) -> WindowResult:
     """The ratios of one window from its good and total event counts."""
+    return _result(slo.budget, window, good, total)
+
+
+def _result(budget: float, window: Window, good: float, total: float) -> WindowResult:
+    """:func:`window_result` for an SLO whose allowed error ratio is ``budget``."""
     if total <= 0:
         return WindowResult(window.name, window.start, window.end, good, total, None, None, None)
     error_ratio = (total - good) / total
-    burn = error_ratio / slo.budget
+    burn = error_ratio / budget
     return WindowResult(window.name, window.start, window.end, good, total, good / total, 1.0 - burn, burn)
 
 
@@ -120,7 +125,8 @@ def _error_ratio(w: WindowResult | None) -> float | None:
 
 def evaluate_counts(slo: SLO, at: float, counts: Counter) -> SLOEvaluation:
     """Evaluate every window of ``slo`` at ``at``, asking ``counts`` for each window's events."""
-    results = tuple(window_result(slo, w, *counts(slo.id, w.start, w.end)) for w in windows_at(slo, at))
+    slo_id, budget = slo.id, slo.budget
+    results = tuple(_result(budget, w, *counts(slo_id, w.start, w.end)) for w in windows_at(slo, at))
     status, severity = status_of(slo, results)
     return SLOEvaluation(
         slo.id, slo.request_class, slo.name, slo.sli, slo.objective, at, results, status, severity

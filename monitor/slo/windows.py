@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from monitor.conventions import CALENDAR_WINDOWS, ROLLING_WINDOWS
 from monitor.model import SLO
@@ -69,9 +70,15 @@ def rolling_lengths(slos: Iterable[SLO]) -> frozenset[float]:
 
 def windows_at(slo: SLO, at: float) -> tuple[Window, ...]:
     """Every window of ``slo`` ending at ``at``: rolling ones, the period, then week and month."""
+    return _windows_at(slo.period_window, slo.period, at)
+
+
+@lru_cache(maxsize=256)
+def _windows_at(period_window: str, period: float, at: float) -> tuple[Window, ...]:
+    """:func:`windows_at` by what it depends on (every SLO of a period shares them at a step)."""
     out = [Window(name, at - secs, at) for name, secs in ROLLING_WINDOWS]
-    if slo.period_window not in {w.name for w in out}:
-        out.append(Window(slo.period_window, at - slo.period, at))
+    if period_window not in {w.name for w in out}:
+        out.append(Window(period_window, at - period, at))
     out.append(Window(WEEK, week_start(at), at, rolling=False))
     out.append(Window(MONTH, month_start(at), at, rolling=False))
     return tuple(out)
