@@ -36,7 +36,8 @@ def insert_ignore(
     *,
     any_conflict: bool = False,
 ) -> list[Mapping[str, Any]]:
-    """Insert rows whose natural ``keys`` are new; returns the rows actually inserted.
+    """Insert rows whose natural ``keys`` are new; returns the rows actually inserted (of rows
+    sharing a key, the first: ``ON CONFLICT DO NOTHING`` skips the later ones on both dialects).
 
     ``any_conflict``: skip a row that conflicts with any unique constraint (``ON CONFLICT DO
     NOTHING`` without a target), e.g. a fleet slot identity besides the natural key.
@@ -48,7 +49,11 @@ def insert_ignore(
         stmt = dialect_insert(session, table).values(chunk).on_conflict_do_nothing(index_elements=target)
         stmt = stmt.returning(*(table.c[k] for k in keys))
         new = {tuple(r) for r in session.execute(stmt)}
-        inserted.extend(r for r in chunk if tuple(r[k] for k in keys) in new)
+        for row in chunk:  # a key twice in one chunk: the database kept the first row only
+            key = tuple(row[k] for k in keys)
+            if key in new:
+                new.discard(key)
+                inserted.append(row)
     return inserted
 
 

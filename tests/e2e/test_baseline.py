@@ -45,6 +45,7 @@ def test_healthy_baseline_fires_nothing_and_meets_every_slo(sim: SimHandle, tmp_
     assert st.count(ScrapeIntervalRow) >= 10
 
 
+@pytest.mark.slow  # ~25 s; the real-vLLM tier and the agreement suite's counter-reset scenarios cover resets quickly
 def test_server_restart_is_a_counter_reset_not_an_incident(sim: SimHandle, tmp_path: Path) -> None:
     eps = [endpoint("pool", sim.base_url, ["chat-32k"])]
     with running_stack(tmp_path, eps, [request_class("chat-32k", ["chat"], SLOS[:3])]) as st:

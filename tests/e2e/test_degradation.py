@@ -104,7 +104,7 @@ def test_health_ok_while_completions_fail_is_caught(sim: SimHandle, tmp_path: Pa
     ("fault", "reason"),
     [
         ({"malformed_tool_call": "invalid_json"}, "malformed_tool_call"),
-        ({"parser_leak": True}, "parser_leak"),
+        pytest.param({"parser_leak": True}, "parser_leak", marks=pytest.mark.slow),  # same path as above
     ],
 )
 def test_bad_tool_calls_burn_correctness_not_availability(
@@ -138,6 +138,7 @@ def _load(base_url: str, stop: threading.Event) -> None:
                 time.sleep(0.1)
 
 
+@pytest.mark.slow  # ~22 s; tests/generate/test_detection_operational fires VLLMPreemptions in promtool
 def test_kv_pressure_preempts_and_the_saturation_alert_fires(sim: SimHandle, tmp_path: Path) -> None:
     eps = [endpoint("pool", sim.base_url, ["chat-32k"])]
     with running_stack(tmp_path, eps, [request_class("chat-32k", ["chat"], [AVAILABILITY])]) as st:

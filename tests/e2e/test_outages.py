@@ -83,6 +83,7 @@ def pg_db(postgres_cluster: PostgresCluster) -> Iterator[tuple[PostgresCluster, 
         admin.dispose()
 
 
+@pytest.mark.slow  # ~21 s; tests/service/test_run_store_away covers a database away in the quick tier
 def test_database_outage_buffers_and_replays_without_loss_or_duplicates(
     sim: object, pg_db: tuple[PostgresCluster, str], tmp_path: Path
 ) -> None:

@@ -122,6 +122,7 @@ def test_no_dashboard_panel_reads_nan(run: tuple[str, float, float]) -> None:
     assert not found, "\n".join(found)
 
 
+@pytest.mark.slow  # ~30 s of instant queries; every rule expression also runs in test_prometheus_e2e
 def test_no_rule_expression_reads_nan(run: tuple[str, float, float]) -> None:
     url, start, end = run
     found = _nan_panels(url, _rule_exprs(), start, end)

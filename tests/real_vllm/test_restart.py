@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import httpx
+import pytest
 
 from monitor.store.tables import ScrapeIntervalRow
 from tests.e2e.stack import wait_until
@@ -27,6 +28,7 @@ def _traffic(real: Real, n: int) -> None:
         )
 
 
+@pytest.mark.slow  # restarts the real server (~50 s)
 def test_restart_is_a_marked_counter_reset_without_negative_rates(real: Real) -> None:
     wait_for_probe_round(real)
     _traffic(real, 3)

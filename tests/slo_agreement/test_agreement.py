@@ -36,7 +36,18 @@ from tests.slo_agreement.streams import Scenario
 pytestmark = pytest.mark.real
 
 
-@pytest.mark.parametrize("scn", SCENARIOS, ids=[s.name for s in SCENARIOS])
+#: Scenarios longer than this many minutes (hours of promtool time; 10-30 s each) or with a database
+#: outage replayed are the slow tier (``make test-slow``); the rest cover every SLI, source and
+#: finding in ``make test``.
+SOAK_MINUTES = 200
+
+
+def _tier(scn: Scenario) -> object:
+    soak = scn.minutes > SOAK_MINUTES or scn.db_outage is not None
+    return pytest.param(scn, id=scn.name, marks=[pytest.mark.slow] if soak else [])
+
+
+@pytest.mark.parametrize("scn", [_tier(s) for s in SCENARIOS])
 def test_prometheus_store_and_oracle_agree(
     scn: Scenario, promtool: str, prepared: Prepared, tmp_path: Path
 ) -> None:
