@@ -96,6 +96,12 @@ def _gapped(points: Sequence[SeriesPoint], value: str) -> list[float]:
     return [_nan(getattr(p, value), 100) if p.events > 0 else math.nan for p in points]
 
 
+#: Drawing order of the burn-down charts: the SLOs' lines over everything else, so a line running
+#: along a reference line or through its name ("at risk below 25% left", "exhausted") is never cut
+#: by it (matplotlib draws text at 3 and lines at 2); the reference lines under the series.
+SERIES_Z = 4.0
+REFERENCE_Z = 1.5
+
 #: The budget panel's lowest line (unless a line ends lower): a dip below it runs along the floor
 #: and its lowest value is written, so the 25 % and 0 % lines stay readable. It is drawn at the
 #: floor, not left out: a break in a line means a step without events.
@@ -115,9 +121,9 @@ def _budget_axis(ax: Axes, values: Sequence[float], floor: float) -> None:
     if low < floor:
         ax.annotate(f"lowest {low:,.0f}% (off the scale)", xy=(0.01, 0.02), xycoords="axes fraction",
                     fontsize=6.5, color="#555555")  # fmt: skip
-    ax.axhline(AT_RISK_BUDGET * 100, color="#d62728", linestyle="--", linewidth=0.9)
+    ax.axhline(AT_RISK_BUDGET * 100, color="#d62728", linestyle="--", linewidth=0.9, zorder=REFERENCE_Z)
     _label(ax, AT_RISK_BUDGET * 100, f"at risk below {AT_RISK_BUDGET:.0%} left", "#d62728")
-    ax.axhline(0, color="black", linewidth=0.7)
+    ax.axhline(0, color="black", linewidth=0.7, zorder=REFERENCE_Z)
     _label(ax, 0.0, "exhausted", "black", below=True)
 
 
@@ -139,9 +145,10 @@ def burn_down(series: Sequence[SLOSeries], tz: tzinfo | None = None) -> bytes | 
         xs = [p.at for p in s.points]
         a, b = _gapped(s.points, "attainment"), _gapped(s.points, "budget_remaining")
         label = plain(f"{s.slo} (objective {round(s.objective * 100, 6):g}%, dotted)")
-        att.plot(xs, a, color=colour, marker="o", markersize=2.2, linewidth=1.3, label=label)
-        bud.plot(xs, [max(v, floor) for v in b], color=colour, marker="o", markersize=2.2, linewidth=1.3)
-        att.axhline(s.objective * 100, color=colour, linestyle=":", linewidth=0.9)
+        att.plot(xs, a, color=colour, marker="o", markersize=2.2, linewidth=1.3, label=label, zorder=SERIES_Z)
+        bud.plot(xs, [max(v, floor) for v in b], color=colour, marker="o", markersize=2.2, linewidth=1.3,
+                 zorder=SERIES_Z)  # fmt: skip
+        att.axhline(s.objective * 100, color=colour, linestyle=":", linewidth=0.9, zorder=REFERENCE_Z)
         xs_all += xs
         ys_att += a
         ys_bud += b
