@@ -124,6 +124,16 @@ L_GPU: Final = "gpu"
 JOB_GPU: Final = "gpu-exporter"
 #: KV-cache thrash from vLLM's kv_block_* histograms (docs/collector.md "KV residency"), label endpoint.
 KV_EVICTION_BEFORE_REUSE: Final = "m3mon_kv_eviction_before_reuse_ratio"
+#: Each class's bottleneck verdict over the last window (docs/bottleneck.md): a state set, 1 for the
+#: verdict that holds and 0 for the others (labels class, verdict; values monitor.bottleneck.rules).
+BOTTLENECK_VERDICT: Final = "m3mon_bottleneck_verdict"
+L_VERDICT: Final = "verdict"
+#: The stage shares of each class's probe requests at or above P95 (``quantile="p95"``) and at or
+#: below P50 (``"p50"``) of TTFT and e2e over the verdict's window (labels class, latency, quantile,
+#: stage; ``stage`` also ``other``: what no stage explains).
+TAIL_STAGE_SHARE: Final = "m3mon_tail_stage_share_ratio"
+L_LATENCY: Final = "latency"
+L_QUANTILE: Final = "quantile"
 
 SLO_ATTAINMENT: Final = "m3mon_slo_attainment_ratio"
 SLO_BUDGET_REMAINING: Final = "m3mon_slo_error_budget_remaining_ratio"

@@ -21,6 +21,7 @@ from prometheus_client import (
 )
 from prometheus_client.metrics import MetricWrapperBase
 
+from monitor.bottleneck.metrics import BottleneckMetrics
 from monitor.conventions import HEALTH_UP, L_ENDPOINT
 from monitor.maintenance.metrics import MaintenanceCollector
 from monitor.model import Model
@@ -55,6 +56,7 @@ class Exporter:
         self.store = StoreMetrics(self.registry)
         self.traces = TraceMetrics(self.registry)
         self.service = ServiceMetrics(self.registry)
+        self.bottleneck = BottleneckMetrics(self.registry)
         self.health_up = Gauge(
             HEALTH_UP,
             "1 when the endpoint's /health answered 200 at the last check, else 0.",
@@ -87,6 +89,8 @@ class Exporter:
                 if (gone,) in _children(gauge):
                     gauge.remove(gone)
             self.gpu.forget(gone)
+        for gone_class in {c.name for c in old.classes} - {c.name for c in model.classes}:
+            self.bottleneck.forget(gone_class)
         if old.slos != model.slos:
             for gauge in (
                 self.slo.attainment,

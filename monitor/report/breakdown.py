@@ -33,6 +33,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
+from monitor.bottleneck.tail import SOURCE_METRICS, SOURCE_SPANS, Sample
 from monitor.model import Model
 from monitor.report.data import BREAKDOWN_PARTS, Breakdown, BreakdownPoint, BreakdownSeries
 from monitor.store.tables import ScrapeIntervalRow
@@ -40,8 +41,6 @@ from monitor.store.tables import ScrapeIntervalRow
 SERVER_PARTS = ("queue", "prefill", "decode")
 #: Parts the probe measures itself (its retries, its tool rounds), whatever its server view.
 PROBE_PARTS = ("tool_turnaround", "retry")
-SOURCE_METRICS = "per-request metrics"
-SOURCE_SPANS = "OTLP spans"
 SOURCE_TIMINGS = "probe timings"
 SI = ScrapeIntervalRow
 
@@ -49,19 +48,6 @@ SI = ScrapeIntervalRow
 def _hist(name: str, field_: str) -> ColumnElement[float]:
     column: ColumnElement[float] = SI.histograms[(name, field_)].as_float()
     return column
-
-
-@dataclass(frozen=True)
-class Sample:
-    """The parts one probe reported, when it started, and where its server view came from."""
-
-    request_class: str
-    at: float
-    parts: dict[str, float]
-    view: str | None  # SOURCE_METRICS, SOURCE_SPANS or None
-    ttft: float | None = None  # the probe's client-side TTFT and e2e (monitor.report.tail)
-    e2e: float | None = None
-    gateway_retry: bool = False  # the retry part includes a gateway's retries seen in the trace
 
 
 @dataclass

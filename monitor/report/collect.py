@@ -123,4 +123,5 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         maintenance=collect_maintenance(model, session, week.start, week.end, end, red),
         goodput=report_goodput.collect(model, session, start, end, probes.in_week),
         tail=probes.tail(),
+        bottleneck=probes.bottleneck(),
     )

@@ -31,13 +31,15 @@ import numpy as np
 from sqlalchemy import ColumnElement, and_, case, func, not_, or_, select
 from sqlalchemy.orm import Session
 
+from monitor.bottleneck.rules import Verdict
+from monitor.bottleneck.tail import SOURCE_METRICS, SOURCE_SPANS, Sample, TailShare, attribute
 from monitor.events import MONITOR, UNANSWERED
 from monitor.model import Model
 from monitor.probes import gaps
 from monitor.report import breakdown as brk
+from monitor.report import collect_bottleneck
 from monitor.report.data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
-from monitor.report.tail import TailShare, attribute
 from monitor.store.ops import COMPLETED_AT
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from monitor.traces.span import ServerSpan
@@ -93,12 +95,12 @@ class SpanView:
     retry: float = 0.0
 
 
-def _sample(row: Any, spans: dict[str, SpanView]) -> brk.Sample:
+def _sample(row: Any, spans: dict[str, SpanView]) -> Sample:
     """One probe's parts from its row (class, start, trace, TTFT, tool rounds, e2e, client retry
     seconds, part columns...)."""
     cls, at, trace_id, ttft, rounds, e2e, retry = row[:7]
     part: dict[str, Any] = dict(zip(PART_COLUMNS, row[7:], strict=True))
-    view = brk.SOURCE_METRICS if any(part[p] is not None for p in SERVER_PARTS) else None
+    view = SOURCE_METRICS if any(part[p] is not None for p in SERVER_PARTS) else None
     span = spans.get(trace_id) if trace_id is not None and view is None else None
     if retry is not None:
         part["retry"] = float(retry)
@@ -108,11 +110,11 @@ def _sample(row: Any, spans: dict[str, SpanView]) -> brk.Sample:
         part["network"] = ttft - before - span.ttft if ttft is not None and span.ttft is not None else None
         if span.retry:
             part["retry"] = before
-        view = brk.SOURCE_SPANS
+        view = SOURCE_SPANS
     found = {k: float(v) for k, v in part.items() if v is not None}
     if isinstance(rounds, list) and rounds:
         found["tool_turnaround"] = float(sum(rounds))
-    return brk.Sample(
+    return Sample(
         str(cls),
         float(at),
         found,
@@ -164,7 +166,8 @@ class ProbeFacts:
                         *outside_maintenance(model, self.start, self.end))  # fmt: skip
         # answered as docs/slo-events.md defines it: neither unanswered nor the monitor's own fault
         self.answered = or_(P.reason.is_(None), P.reason.not_in(sorted((*UNANSWERED, *MONITOR))))
-        self._samples: list[brk.Sample] | None = None
+        self._samples: list[Sample] | None = None
+        self._tail: tuple[TailShare, ...] | None = None
         self._pools: brk.PoolHistograms | None = None
 
     def latency(self) -> tuple[LatencyStats, ...]:
@@ -212,7 +215,7 @@ class ProbeFacts:
                 views[trace_id] = SpanView({}, first.ttft)
         return views
 
-    def samples(self) -> list[brk.Sample]:
+    def samples(self) -> list[Sample]:
         """Every answered probe's breakdown parts (own server view, else its span's), oldest first."""
         if self._samples is not None:
             return self._samples
@@ -237,7 +240,15 @@ class ProbeFacts:
         return brk.breakdowns(self.model, self.samples(), self._pool_histograms())
 
     def tail(self) -> tuple[TailShare, ...]:
-        return attribute(self.model, self.samples())
+        if self._tail is None:
+            self._tail = attribute(self.model, self.samples())
+        return self._tail
+
+    def bottleneck(self) -> tuple[Verdict, ...]:
+        """Each class's bottleneck verdict over the period (:mod:`monitor.report.collect_bottleneck`)."""
+        return collect_bottleneck.verdicts(
+            self.model, self.session, self.start, self.end, self.tail(), self.in_week
+        )
 
     def breakdown_series(self, points: list[float], tz: object) -> tuple[BreakdownSeries, ...]:
         return brk.breakdown_series(self.model, self.samples(), self._pool_histograms(), points, tz)

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from monitor.bottleneck.rules import Verdict
+from monitor.bottleneck.tail import TailShare
 from monitor.report.budget import ClassBudget
 from monitor.report.goodput import GoodputSection
 from monitor.report.maintenance import MaintenanceSection
-from monitor.report.tail import TailShare
 
 #: Status of one SLO or one request class for the week (see docs/report.md "Status").
 Status = Literal["met", "at_risk", "missed", "no_data"]
@@ -287,6 +288,7 @@ class ReportData:
     maintenance: MaintenanceSection = field(default_factory=MaintenanceSection)  # report/maintenance.py
     goodput: GoodputSection = field(default_factory=GoodputSection)  # report/goodput.py
     tail: tuple[TailShare, ...] = ()  # report/tail.py: which stage owns the tail, per class
+    bottleneck: tuple[Verdict, ...] = ()  # the bottleneck verdict per class (docs/bottleneck.md)
 
     @property
     def end(self) -> datetime:

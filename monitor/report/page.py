@@ -86,6 +86,6 @@ def render_html(data: ReportData) -> str:
                 )
             ),
             contract_html=report_contract.html(data.contract),
-            tail=report_tail.rendered(data.tail),
+            tail=report_tail.rendered(data.tail, data.bottleneck),
         )
     )

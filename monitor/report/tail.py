@@ -1,109 +1,13 @@
-"""Where the tail goes: the stage shares of a class's slowest probe requests, against its typical ones.
-
-The M3 guide's question — which stage owns P95/P99? — is answered from the probe requests that
-carry a server view (per-request metrics or their vLLM span, :mod:`monitor.report.breakdown`):
-
-* the **tail** of a latency (``ttft`` or ``e2e``) is the requests at or above its nearest-rank
-  P95 over the period; the **typical** band, for contrast, the requests at or below its P50;
-* a stage's **share** in a band is the stage's seconds summed over the band's requests divided by
-  the latency's seconds summed over them; ``other`` is what the stages do not explain (client-side
-  work, and with per-request metrics alone the API server's tokenization, which is then inside
-  network);
-* the stages of TTFT are retries (the time before the final attempt: the probe's retry policy and
-  a gateway's retries in the trace), network (client TTFT − retries − the server's TTFT),
-  tokenization (the server span's arrival → queued: ``ttft − queue − prefill``), queue and
-  prefill; of e2e also decode and tool turnaround (agent sessions). Retries and tokenization count
-  0 for a request that did not report them;
-* the **dominant** stage of a band is the one with the largest share (``other`` included).
-
-A class needs :data:`MIN_REQUESTS` requests with a server view for an answer (at 20, the P95 tail
-holds two); below that, or without server views, it says why instead.
-"""
+"""The report's "Where the tail goes" section: the stage shares of :mod:`monitor.bottleneck.tail`
+rendered as sentences, a table and JSON (computed once there, rendered here)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from monitor.model import Model
-
-if TYPE_CHECKING:  # breakdown imports the report's data types, which hold TailShare
-    from monitor.report.breakdown import Sample
-
-STAGES: dict[str, tuple[str, ...]] = {
-    "ttft": ("retry", "network", "tokenization", "queue", "prefill"),
-    "e2e": ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround"),
-}
-#: Stages a request may lack and still be attributed (0 seconds when it lacks them).
-OPTIONAL = ("retry", "tokenization", "tool_turnaround")
-BANDS = ("p95", "p50")  # the tail (at or above P95), the typical band (at or below P50)
-MIN_REQUESTS = 20
-OTHER = "other"
-
-
-@dataclass(frozen=True)
-class TailShare:
-    """One class's stage shares of one latency in one band."""
-
-    request_class: str
-    metric: str  # "ttft" or "e2e"
-    band: str  # "p95": at or above the P95; "p50": at or below the P50
-    requests: int  # requests in the band
-    bound: float | None  # the band's edge in seconds (the P95 or the P50)
-    shares: tuple[tuple[str, float], ...]  # (stage, share) in STAGES order, then OTHER
-    why_none: str | None = None  # set (and shares empty) when there is no answer
-
-    @property
-    def dominant(self) -> str | None:
-        return max(self.shares, key=lambda s: s[1])[0] if self.shares else None
-
-
-def _rank(ordered: Sequence[float], q: float) -> float:
-    return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1]
-
-
-def _value(s: Sample, metric: str) -> float | None:
-    return s.ttft if metric == "ttft" else s.e2e
-
-
-def _usable(s: Sample, metric: str) -> bool:
-    needed = [p for p in STAGES[metric] if p not in OPTIONAL]
-    value = _value(s, metric)
-    return s.view is not None and value is not None and value > 0 and all(p in s.parts for p in needed)
-
-
-def _band(cls: str, metric: str, band: str, rows: list[Sample]) -> TailShare:
-    ordered = sorted(v for s in rows if (v := _value(s, metric)) is not None)
-    bound = _rank(ordered, 95 if band == "p95" else 50)
-    inside = [
-        s
-        for s in rows
-        if ((_value(s, metric) or 0) >= bound if band == "p95" else (_value(s, metric) or 0) <= bound)
-    ]
-    total = sum(_value(s, metric) or 0.0 for s in inside)
-    shares = [(p, sum(s.parts.get(p, 0.0) for s in inside) / total) for p in STAGES[metric]]
-    shares.append((OTHER, 1.0 - sum(v for _, v in shares)))
-    return TailShare(cls, metric, band, len(inside), bound, tuple(shares))
-
-
-def attribute(model: Model, samples: Sequence[Sample]) -> tuple[TailShare, ...]:
-    """Every class's tail and typical shares of TTFT and e2e (module docstring)."""
-    out = []
-    for rc in model.classes:
-        for metric in STAGES:
-            rows = [s for s in samples if s.request_class == rc.name and _usable(s, metric)]
-            if len(rows) < MIN_REQUESTS:
-                why = (
-                    f"{len(rows)} probe request(s) with a server view (per-request metrics or spans); "
-                    f"{MIN_REQUESTS} needed"
-                )
-                out += [TailShare(rc.name, metric, band, len(rows), None, (), why) for band in BANDS]
-                continue
-            out += [_band(rc.name, metric, band, rows) for band in BANDS]
-    return tuple(out)
-
+from monitor.bottleneck.rules import Verdict
+from monitor.bottleneck.tail import OTHER, TailShare
 
 LABELS = {"retry": "retries", "network": "network", "tokenization": "tokenization", "queue": "queue",
           "prefill": "prefill", "decode": "decode", "tool_turnaround": "tool turnaround",
@@ -142,13 +46,19 @@ def cells(s: TailShare) -> list[str]:
 
 
 def markdown(
-    shares: Sequence[TailShare], escape: Callable[[str], str], table: Callable[..., list[str]]
+    shares: Sequence[TailShare],
+    escape: Callable[[str], str],
+    table: Callable[..., list[str]],
+    verdicts: Sequence[Verdict] = (),
 ) -> list[str]:
     """The section as Markdown lines (``escape`` and ``table`` are the Markdown renderer's)."""
-    r = rendered(shares)
+    r = rendered(shares, verdicts)
     if r is None:
         return []
     out = ["## Where the tail goes", "", *(f"- {escape(line)}" for line in r.sentences)]
+    if r.verdicts:
+        out += ["", "Bottleneck verdict this period (docs/bottleneck.md):", "",
+                *(f"- {escape(line)}" for line in r.verdicts)]  # fmt: skip
     head = ["class", "latency", "band", "requests", *r.head]
     rows = [[escape(row[0]), *row[1:]] for row in r.rows]
     return [*out, "", *(table(head, rows, range(3, 4 + len(COLUMNS))) if rows else []), ""]
@@ -161,9 +71,15 @@ class Rendered:
     sentences: tuple[str, ...]
     head: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    verdicts: tuple[str, ...] = ()  # ``class: verdict title: evidence`` per class
 
 
-def rendered(shares: Sequence[TailShare]) -> Rendered | None:
+def verdict_line(v: Verdict) -> str:
+    """``interactive-32k: GPU-bound: P95+ TTFT 71% queue, e2e 60% decode; SM active 98%``."""
+    return f"{v.request_class}: {v.reason}"
+
+
+def rendered(shares: Sequence[TailShare], verdicts: Sequence[Verdict] = ()) -> Rendered | None:
     if not shares:
         return None
     rows = tuple(
@@ -171,7 +87,12 @@ def rendered(shares: Sequence[TailShare]) -> Rendered | None:
         for s in shares
         if s.why_none is None
     )
-    return Rendered(tuple(sentence(t, p) for t, p in pairs(shares)), tuple(LABELS[c] for c in COLUMNS), rows)
+    return Rendered(
+        tuple(sentence(t, p) for t, p in pairs(shares)),
+        tuple(LABELS[c] for c in COLUMNS),
+        rows,
+        tuple(verdict_line(v) for v in verdicts),
+    )
 
 
 def to_json(shares: Sequence[TailShare]) -> list[dict[str, object]]:

@@ -18,6 +18,8 @@ from typing import Final
 
 import httpx
 
+from monitor.bottleneck.live import LiveWindows
+from monitor.bottleneck.rules import Verdict
 from monitor.errors import ScrapeError
 from monitor.exporter import Exporter
 from monitor.fleet.claims import SlotKey, claim, slot_of
@@ -93,6 +95,9 @@ class Jobs:
         #: GPU telemetry of endpoints with a GPU exporter; ``self.gpu.signals`` is what a verdict reads
         self.gpu = GpuScrapes(self.client, exporter.gpu)
         self.probe_outcomes: Counter[str] = Counter()  # reason (or "ok") -> runs
+        #: the last window of probes and intervals, and each class's bottleneck verdict over it
+        self.live = LiveWindows()
+        self.verdicts: dict[str, Verdict] = {}
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
         self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
         self.evaluator = False  # fleet mode: held the evaluator lock at the last evaluate run
@@ -106,11 +111,14 @@ class Jobs:
             if new is None or old is None or (old.metrics_url, old.backend) != (new.metrics_url, new.backend):
                 self.readings.pop(name, None)
                 self.scrapes.pop(name, None)
+                self.live.forget(name)
         for name in list(self.gpu.readings):
             old = next((e for e in self.model.endpoints if e.name == name), None)
             new = kept.get(name)
             if new is None or old is None or old.gpu_exporter != new.gpu_exporter:
                 self.gpu.forget(name)
+        for gone in set(self.verdicts) - {c.name for c in model.classes}:
+            del self.verdicts[gone]
         self.model = model
 
     async def close(self) -> None:
@@ -156,6 +164,7 @@ class Jobs:
         replica = self.fleet.replica if self.fleet is not None else None
         await self.write(reading_op(endpoint.name, reading, slot, replica))
         if not first and isinstance(signals, Signals):
+            self.live.scrape(signals)
             residency = signals.total.kv_residency
             share = residency.eviction_before_reuse if residency is not None else None
             self.exporter.gpu.set_eviction_before_reuse(endpoint.name, share)
@@ -206,7 +215,17 @@ class Jobs:
         results = await run_round(self.model, [class_name], client=self.probe_client, jitter=jitter,
                                   metrics=self.exporter.probes, on_result=record, only=only)  # fmt: skip
         self.probe_outcomes.update("ok" if r.ok else (r.reason or "unknown") for r in results)
+        self.assess(class_name)
         return results
+
+    def assess(self, class_name: str) -> Verdict | None:
+        """The class's bottleneck verdict over the last window, published (docs/bottleneck.md)."""
+        if class_name not in {c.name for c in self.model.classes}:
+            return None
+        verdict = self.live.verdict(self.model, class_name, self.gpu.signals, self.clock())
+        self.verdicts[class_name] = verdict
+        self.exporter.bottleneck.publish(verdict)
+        return verdict
 
     async def _claimed(self, class_name: str, slot: int) -> Callable[[PlannedProbe], bool] | None:
         assert self.fleet is not None
@@ -226,6 +245,7 @@ class Jobs:
 
     async def _record(self, result: ProbeResult, slot: int | None = None) -> None:
         """Store one probe result as soon as it is known (see :func:`run_round`)."""
+        self.live.probe(result)
         await self.write(probe_op(self.model, result, slot))
         if not result.ok:
             log.info("probe %s/%s/%s failed: %s %s", result.endpoint, result.request_class,

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from monitor.bottleneck.tail import TailShare
 from monitor.model import Model
 from monitor.probes.result import ProbeResult, Timings
 from monitor.report.collect_probes import ProbeFacts
 from monitor.report.redact import Redactor
-from monitor.report.tail import TailShare
 from monitor.store import Store
 from monitor.store.ops import probe_op
 from tests.report.stores import WEEK, rendered, stored
@@ -96,3 +96,20 @@ def test_every_format_says_it(store: tuple[Model, str]) -> None:
         and entry["requests"] == 2
         and entry["shares"]["queue"] == pytest.approx(0.85)
     )
+
+
+def test_the_verdict_reads_the_same_tail(store: tuple[Model, str]) -> None:
+    """The week's verdict (docs/bottleneck.md) in every format: chat's TTFT tail is 85 % queue and no
+    GPU is read, so queue-bound; "few" has 5 requests, too few to say. The verdict's shares are the
+    tail section's numbers, not a second computation."""
+    report = rendered(*store)
+    doc = json.loads(report.json)
+    verdicts = {v["class"]: v for v in doc["bottleneck"]}
+    assert (verdicts["chat"]["verdict"], verdicts["chat"]["stage"]) == ("queue_bound", "queue")
+    assert (verdicts["few"]["verdict"], verdicts["few"]["stage"]) == ("unknown", None)
+    assert verdicts["chat"]["runs"] == 20 and verdicts["chat"]["retried"] == 0
+    for e in doc["tail"]:
+        if e["class"] == "chat":
+            assert verdicts["chat"]["tail_shares"][f"{e['latency']}_{e['band']}"] == e["shares"]
+    line = "chat: queue-bound (GPU not read): P95+ TTFT 85% queue, e2e 57% queue"
+    assert line in report.markdown.replace("\\", "") and line in html.unescape(report.html)

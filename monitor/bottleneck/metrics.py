@@ -1,0 +1,62 @@
+"""The verdict's gauges: each class's bottleneck (a state set) and its tail's stage shares.
+
+Labels are bounded: ``class`` (configured classes), ``verdict`` (:data:`~monitor.bottleneck.rules.
+VERDICTS`), ``latency`` (ttft, e2e), ``quantile`` (p95, p50) and ``stage`` (the latency's stages
+and ``other``). A band without an attribution publishes no shares (no stale values).
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+from prometheus_client import CollectorRegistry, Gauge
+
+from monitor.bottleneck.rules import VERDICTS, Verdict
+from monitor.conventions import (
+    BOTTLENECK_VERDICT,
+    L_CLASS,
+    L_LATENCY,
+    L_QUANTILE,
+    L_STAGE,
+    L_VERDICT,
+    TAIL_STAGE_SHARE,
+)
+
+
+class BottleneckMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.verdict = Gauge(
+            BOTTLENECK_VERDICT,
+            "1 for the class's bottleneck verdict over the last window, 0 for the other verdicts "
+            "(docs/bottleneck.md).",
+            [L_CLASS, L_VERDICT],
+            registry=registry,
+        )
+        self.share = Gauge(
+            TAIL_STAGE_SHARE,
+            "Share of the latency of the class's probe requests in the band (p95: at or above P95; "
+            "p50: at or below P50) spent in the stage, over the verdict's window.",
+            [L_CLASS, L_LATENCY, L_QUANTILE, L_STAGE],
+            registry=registry,
+        )
+        self._shares: dict[str, set[tuple[str, str, str]]] = {}  # class -> published share labels
+
+    def publish(self, v: Verdict) -> None:
+        """Replace the class's series with verdict ``v``'s."""
+        self.forget(v.request_class)
+        for name in VERDICTS:
+            self.verdict.labels(v.request_class, name).set(1.0 if name == v.verdict else 0.0)
+        for s in v.evidence.tail:
+            for stage, share in s.shares:
+                self.share.labels(v.request_class, s.metric, s.band, stage).set(share)
+        self._shares[v.request_class] = {
+            (s.metric, s.band, stage) for s in v.evidence.tail for stage, _ in s.shares
+        }
+
+    def forget(self, cls: str) -> None:
+        """Drop every series of class ``cls`` (a class reloaded away, or before republishing)."""
+        with suppress(KeyError):
+            for name in VERDICTS:
+                self.verdict.remove(cls, name)
+        for labels in self._shares.pop(cls, set()):
+            self.share.remove(cls, *labels)
