@@ -376,6 +376,8 @@ ALERT_STORE_SPOOL_GROWING: Final = "M3MonStoreSpoolGrowing"
 ALERT_EVALUATION_STALE: Final = "M3MonEvaluationStale"
 ALERT_PROBES_NOT_RUNNING: Final = "M3MonProbesNotRunning"
 ALERT_RECEIVER_REJECTING: Final = "M3MonReceiverRejecting"
+#: A class's latency SLO burns while a serving bottleneck owns its tail (docs/bottleneck.md).
+ALERT_TAIL_BOTTLENECK: Final = "M3MonTailBottleneck"
 ALERT_ROUTING_LEAK: Final = "VLLMRoutingLeak"
 SLO_ALERT_NAMES: Final = (
     ALERT_BURN_PAGE,
@@ -406,6 +408,7 @@ OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_EVALUATION_STALE,
     ALERT_PROBES_NOT_RUNNING,
     ALERT_RECEIVER_REJECTING,
+    ALERT_TAIL_BOTTLENECK,
 )
 
 # --- OTLP trace receiver (m3mon run, POST /v1/traces) ----------------------------------------

@@ -1,8 +1,9 @@
 """``m3mon slo status|evaluate -c FILE``: SLO attainment, budget and burn from the store.
 
 ``status`` evaluates every SLO at ``--at`` (default now) from the stored event slices and prints
-one row per SLO (``--json`` for machine use); ``evaluate`` stores every due evaluation step
-(backfilling missed ones, see :mod:`monitor.slo.due`).
+one row per SLO (``--json`` for machine use), then each class's bottleneck verdict over the last
+15 minutes (or the ``--week``) from the stored probes (docs/bottleneck.md); ``evaluate`` stores
+every due evaluation step (backfilling missed ones, see :mod:`monitor.slo.due`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,18 @@ import math
 import time
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from monitor.bottleneck.live import WINDOW as VERDICT_WINDOW
+from monitor.bottleneck.rules import Verdict
 from monitor.errors import UsageError
 from monitor.slo import numbers
 from monitor.slo.evaluate import SLOEvaluation, WindowResult
 from monitor.slo.exhaustion import exhaustion, format_seconds
+
+if TYPE_CHECKING:
+    from monitor.model import Model
+    from monitor.store import Store
 
 #: Windows shown in the status table, in order; "period" stands for the SLO's own (30d or 28d).
 TABLE_WINDOWS = ("5m", "1h", "6h", "1d", "3d", "period", "week")
@@ -129,18 +136,37 @@ def run_status(args: argparse.Namespace) -> int:
                 if week
                 else []
             )
+        verdicts = _verdicts(model, store, week[0] if week else at - VERDICT_WINDOW, at)
     finally:
         store.close()
     if week:  # the week that ends at ``at``, (Monday, Monday]: the report's "this week" of that ISO week
         evaluations = [_with_week(e, w) for e, w in zip(evaluations, whole, strict=True)]
     if args.json:
         out = [{**asdict(e), "time_to_exhaustion": _exhaustion_json(e)} for e in evaluations]
-        print(json.dumps({"at": at, "week_definition": WEEK_DEFINITION, "evaluations": out}, indent=2))
+        found = [{"class": v.request_class, **v.to_json()} for v in verdicts]
+        doc = {"at": at, "week_definition": WEEK_DEFINITION, "evaluations": out, "bottleneck": found}
+        print(json.dumps(doc, indent=2))
     else:
         print(f"SLO status at {datetime.fromtimestamp(at, UTC).isoformat()} (attainment per window)")
         print(format_table(evaluations, {s.id: s.period_window for s in model.slos}))
         print(f"{WEEK_DEFINITION}{f'; --week {args.week}: that whole week' if week else ''}")
+        span = f"--week {args.week}" if week else f"the last {VERDICT_WINDOW / 60:g} min"
+        print(f"\nBottleneck over {span} (docs/bottleneck.md; from the store, without GPU activity):")
+        for v in verdicts:
+            print(f"  {v.request_class}: {v.reason}")
     return 0
+
+
+def _verdicts(model: Model, store: Store, start: float, end: float) -> tuple[Verdict, ...]:
+    """Each class's verdict from the stored probes and intervals of (start, end], as the report
+    computes it for its period (:mod:`monitor.report.collect_bottleneck`)."""
+    from monitor.report.collect_probes import ProbeFacts
+    from monitor.report.data import Period
+    from monitor.report.redact import Redactor
+
+    period = Period("status", datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
+    with store.session() as session:
+        return ProbeFacts(model, session, period, Redactor.for_model(model), end).bottleneck()
 
 
 def _with_week(e: SLOEvaluation, week: WindowResult) -> SLOEvaluation:

@@ -91,6 +91,8 @@ TARGETS: tuple[Target, ...] = (
            "interactive-32k probe rounds (every 30 s) stop completing", 11 * 60),
     Target("receiver-rejecting", cv.ALERT_RECEIVER_REJECTING,
            "Alertmanager's webhook to the monitor is refused once a minute (a rotated password)", 3 * 60),
+    Target("tail-bottleneck", cv.ALERT_TAIL_BOTTLENECK,
+           "the verdict turns scheduler_bound while the class's TTFT SLO burns 3x on the 1h window", 16 * 60),
 )  # fmt: skip
 
 BLIPS: tuple[Blip, ...] = (
@@ -125,6 +127,10 @@ BLIPS: tuple[Blip, ...] = (
          "the monitor restarts; its first repo-analysis-128k round (timeout 300 s) completes 5 min later"),
     Blip("receiver-two", cv.ALERT_RECEIVER_REJECTING,
          "two refused requests a minute apart (a stray client)"),
+    Blip("tail-no-burn", cv.ALERT_TAIL_BOTTLENECK,
+         "gpu_bound for an hour while every latency SLO of the class burns below 1x"),
+    Blip("tail-10m", cv.ALERT_TAIL_BOTTLENECK, "scheduler_bound for 10 min, the TTFT SLO burning 3x"),
+    Blip("tail-none", cv.ALERT_TAIL_BOTTLENECK, "the TTFT SLO burns 3x for an hour with the verdict none"),
 )  # fmt: skip
 
 

@@ -27,6 +27,12 @@ EFFICIENCY_FOR = "15m"  # prefix-cache and spec-decode drops, on 1h windows
 DEAD_LETTERS_WINDOW = "15m"  # M3MonStoreDeadLetters: any store op set aside over this window
 SPOOL_WINDOW = "10m"  # M3MonStoreSpoolGrowing: the backlog rose over SPOOL_WINDOW (deriv > 0) ...
 SPOOL_FOR = "10m"  # ... continuously for SPOOL_FOR, so a database restart of a few minutes never tickets
+#: M3MonTailBottleneck: a serving verdict (not none/unknown) held BOTTLENECK_FOR while a latency SLO
+#: of the class burns faster than its budget (1h window): the tail has an owner the objectives
+#: cannot absorb. The verdict's own window is 15 min, so a verdict needs a sustained cause.
+BOTTLENECK_FOR = "15m"
+BOTTLENECK_BURN = 1.0
+BOTTLENECK_QUIET = ("none", "unknown")
 ROUTING_LEAK_WINDOW = "10m"  # VLLMRoutingLeak: any request over the pool's ceiling edge in this window
 
 
@@ -176,6 +182,37 @@ def _efficiency(model: Model) -> list[Alert]:
     ]
 
 
+def tail_bottleneck_expr(model: Model) -> str:
+    """The class's serving verdict, while one of its latency SLOs burns on the 1h window."""
+    verdict = cv.BOTTLENECK_VERDICT + q.matchers(
+        [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_VERDICT, q.not_regex(BOTTLENECK_QUIET))]
+    )
+    burn = cv.SLO_BURN_RATE + q.matchers(
+        [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_SLI, q.regex(cv.LATENCY_SLIS)),
+         (cv.L_WINDOW, q.eq("1h"))]
+    )  # fmt: skip
+    return (
+        f"max by (class, verdict) ({verdict} == 1)\n"
+        f"and on (class)\nmax by (class) ({burn}) > {q.num(BOTTLENECK_BURN)}"
+    )
+
+
+def _tail(model: Model) -> list[Alert]:
+    return [
+        Alert(
+            cv.ALERT_TAIL_BOTTLENECK,
+            tail_bottleneck_expr(model),
+            "ticket",
+            "{{ $labels.class }}: the latency tail is {{ $labels.verdict }}",
+            "A latency SLO of {{ $labels.class }} burns faster than its budget and the bottleneck "
+            "verdict has been {{ $labels.verdict }} for " + BOTTLENECK_FOR + " (docs/bottleneck.md): "
+            '`m3mon_tail_stage_share_ratio{class="{{ $labels.class }}",quantile="p95"}` shows which '
+            "stage owns the tail.",
+            for_=BOTTLENECK_FOR,
+        )
+    ]
+
+
 def _store(model: Model) -> list[Alert]:
     m = _mon(model)
     return [
@@ -256,6 +293,7 @@ def operational_groups(model: Model) -> list[Group]:
         *probe_groups(model),
         Group("m3mon-operational-saturation", alerts=tuple(_saturation(model))),
         Group("m3mon-operational-efficiency", alerts=tuple(_efficiency(model))),
+        Group("m3mon-operational-tail", alerts=tuple(_tail(model))),
         Group("m3mon-operational-store", alerts=tuple(_store(model))),
         Group("m3mon-self", alerts=tuple(self_alerts(model))),
     ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import jinja2
 
 from monitor import conventions as cv
+from monitor.bottleneck.rules import RULES
 from monitor.errors import GenerateError
 from monitor.generate import operational_rules as op
 from monitor.generate import probe_rules as pr
@@ -39,6 +40,11 @@ _SLO_CHECKS = (
     "Open the *SLOs per request class* dashboard for the class and SLO in the alert labels.",
     "Compare the short and long window error ratios; find which endpoint of the pool contributes.",
     "For probe SLOs, the *Probes* dashboard shows failures by kind and reason.",
+)
+
+#: The tail alert's actions: each serving verdict's remedies, as docs/bottleneck.md states them.
+_BOTTLENECK_ACTIONS = tuple(
+    f"`{r.verdict}` ({r.title}): {r.remedy}." for r in RULES if r.verdict not in op.BOTTLENECK_QUIET
 )
 
 RUNBOOKS: dict[str, Runbook] = {
@@ -272,6 +278,26 @@ RUNBOOKS: dict[str, Runbook] = {
         'vllm:cache_config_info{block_size!="128"}',
         "vllm:cache_config_info",
         ("Restart the server with `--block-size 128`.", _ROLLBACK),
+    ),
+    cv.ALERT_TAIL_BOTTLENECK: Runbook(
+        "ticket",
+        f"A latency SLO of the class has burned faster than its budget (1h window) while the bottleneck "
+        f"verdict named a serving cause for {op.BOTTLENECK_FOR}: one stage owns the slowest requests "
+        "and it is not the model's own work at normal load. The `verdict` label says which "
+        "(docs/bottleneck.md has the rules).",
+        (
+            '`m3mon_tail_stage_share_ratio{class="<class>",quantile="p95"}`: the stage shares of the '
+            'class\'s P95+ probe requests (TTFT and e2e); `quantile="p50"` is the typical request.',
+            "GPU dashboards (`m3mon_gpu_sm_active_ratio`) beside queue time and KV-cache use of the "
+            "class's endpoints: GPU saturation or a scheduler with idle GPUs?",
+            "`m3mon_probe_retries_total` by reason for a retry storm; `vllm:num_preemptions_total` and "
+            "`m3mon_kv_eviction_before_reuse_ratio` for cache thrash.",
+        ),
+        'm3mon_bottleneck_verdict{class="<class>"} == 1',
+        "vllm:num_requests_waiting|vllm:num_preemptions_total|vllm:kv_cache_usage_perc",
+        tuple(
+            f"`{r.verdict}` ({r.title}): {r.remedy}." for r in RULES if r.verdict not in op.BOTTLENECK_QUIET
+        ),
     ),
     cv.ALERT_TTFT_P99_REGRESSION: Runbook(
         "ticket",

@@ -111,14 +111,15 @@ def test_slo_status_week_is_the_reports_this_week(
     for name, s in lines:
         w = weeks[(name, s["slo"])]
         assert (w["good"], w["total"], w["attainment"]) == (s["good"], s["total"], s["attainment"]), name
+    # the bottleneck verdicts of that week are the report's (docs/bottleneck.md): one computation
+    assert doc["bottleneck"] == report["bottleneck"]
     assert main(["slo", "status", "-c", built.week.model.source, "--week", W.WEEK]) == 0
+    text = capsys.readouterr().out
     assert (
-        capsys.readouterr()
-        .out.rstrip()
-        .endswith(
-            "week: the ISO week (Monday 00:00 UTC) up to the status time; --week 2026-W48: that whole week"
-        )
+        "\nweek: the ISO week (Monday 00:00 UTC) up to the status time; --week 2026-W48: that whole week\n"
+        in text
     )
+    assert text.rstrip().endswith("\n".join(f"  {v['class']}: {v['reason']}" for v in report["bottleneck"]))
     definition = (
         '"this week" is the ISO week 2026-W48, Monday to Monday; `m3mon slo status --week 2026-W48` '
         "counts the same events (in UTC)"

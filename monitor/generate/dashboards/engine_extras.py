@@ -71,6 +71,28 @@ def _class_rows(model: Model, lay: Layout) -> None:
             ),
             w=8,
         )
+        _tail_panels(lay, rc.name, a.job_monitor)
+
+
+#: What the tail panels say about their series (docs/bottleneck.md).
+TAIL_NOTE = (
+    "The service's bottleneck verdict over its last 15 minutes of probes (docs/bottleneck.md): "
+    "the stage shares of the probe requests at or above P95 of TTFT, and the verdict that holds (1)."
+)
+
+
+def _tail_panels(lay: Layout, cls: str, job: str) -> None:
+    """Who owns the class's TTFT tail, and the verdict, beside the means above."""
+    mine = [(cv.L_JOB, q.eq(job)), (cv.L_CLASS, q.eq(cls))]
+    shares = cv.TAIL_STAGE_SHARE + q.matchers(
+        [*mine, (cv.L_LATENCY, q.eq("ttft")), (cv.L_QUANTILE, q.eq("p95"))]
+    )
+    verdict = cv.BOTTLENECK_VERDICT + q.matchers(mine)
+    lay.add(timeseries(f"{cls}: who owns the P95+ TTFT (stage shares)",
+                       [Query(f"max by (stage) ({shares})", "{{stage}}")], unit="percentunit", stacked=True,
+                       description=TAIL_NOTE), w=12)  # fmt: skip
+    held = Query(f"max by (verdict) ({verdict}) == 1", "{{verdict}}")
+    lay.add(timeseries(f"{cls}: bottleneck verdict", [held], description=TAIL_NOTE), w=12)
 
 
 def build_latency(model: Model, banner: str) -> dict[str, Any]:
