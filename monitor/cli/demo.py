@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from monitor.demo import DEFAULT_HISTORY_DAYS
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "monitor.yaml"
 
 
@@ -21,8 +23,8 @@ def register(sub: Any) -> None:
     p.add_argument("--config", type=Path, default=EXAMPLE, help="example config to derive the demo from")
     p.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder (replaced)")
     p.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length (e.g. 0.3)")
-    p.add_argument("--history", type=float, default=7.0, metavar="DAYS",
-                   help="days of generated history written before the live phases (0: none)")  # fmt: skip
+    p.add_argument("--history", type=float, default=DEFAULT_HISTORY_DAYS, metavar="DAYS",
+                   help="days of generated history before the live phases (0: none; default 14)")  # fmt: skip
     p.set_defaults(func=run)
 
 

@@ -22,6 +22,8 @@ from monitor.report import preview
 #: The charts' first colour: a PDF page holding many such pixels shows charts.
 BLUE = (0x1F, 0x77, 0xB4)
 TOP = "1280,2700"  # down to the incidents table
+#: The first screen at a desktop and at a narrow window (a status column must not leave the screen).
+WIDTHS = {"report-html-1400.png": "1400,1400", "report-html-800.png": "800,1600"}
 TALL = (1280, 12000)
 
 
@@ -63,9 +65,14 @@ def pictures(report: Path, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     html = report / "report.html"
     made = [preview.screenshot(chromium, html, out / "report-screenshot.png", size=TOP, timeout=120)]
+    made += [
+        preview.screenshot(chromium, html, out / name, size=size, timeout=120)
+        for name, size in WIDTHS.items()
+    ]
     with tempfile.TemporaryDirectory(prefix="m3mon-pictures-") as tmp:
         made.append(_charts(chromium, html, out / "report-charts.png", Path(tmp)))
         pages = preview.pdf_pages(pdftoppm, report / "report.pdf", Path(tmp) / "page")
+        print(f"report.pdf: {len(pages)} pages")
         charts = next((p for p in pages if blue_share(p) > 0.0003), pages[-1])  # the first with charts
         for name, page in (("report-pdf-page-1.png", pages[0]), ("report-pdf-charts.png", charts)):
             shutil.copyfile(page, out / name)

@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from monitor.demo import DEFAULT_HISTORY_DAYS
 from monitor.demo.config import demo_config, demo_database, write_demo_config
 from monitor.demo.history import NO_SPANS, history_end, planned_upgrade, write_demo_history
 from monitor.demo.summary import print_summary, progress_line
@@ -115,7 +116,7 @@ async def _drive(service: Service, sims: dict[str, SimHandle], scale: float) -> 
     return done
 
 
-def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = 7.0) -> Model:
+def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = DEFAULT_HISTORY_DAYS) -> Model:
     """Run the story (after ``history`` days of generated history); returns the demo model."""
     # The scheduler's "skipped: maximum number of running instances" notes are expected when a
     # probe round outlasts its interval during the incident; keep the story readable.

@@ -99,13 +99,20 @@ def latency_lines(model: Model, store: Store, phases: list[tuple[str, float, flo
     return rows
 
 
+#: The demo reports the last week when its history holds more (the default two weeks): the week
+#: before is then history too, so every line compares with last week.
+REPORT_WEEK = 7 * 86400.0
+
+
 def report_period(history_start: float | None, now: datetime) -> Period:
-    """The demo report's period: from the generated history's start (the whole of it and the live
-    run), else the last day, as before there was history."""
+    """The demo report's period: the last 7 days when the generated history is longer, else from
+    the history's start (the whole of it and the live run), else the last day."""
     from monitor.report.periods import since
 
     if history_start is None:
         return since("1d", now)
+    if now.timestamp() - history_start > REPORT_WEEK:
+        return since("7d", now)
     start = datetime.fromtimestamp(history_start, UTC)
     return Period(f"{start:%Y-%m-%d %H:%M} to {now:%Y-%m-%d %H:%M} UTC", start, now)
 

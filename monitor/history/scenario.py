@@ -4,7 +4,8 @@ A history of ``days`` days ends at ``end`` (the moment the demo starts). Over it
 
 * users load every pool with a **diurnal shape** (low at night UTC, peak mid-afternoon, lighter at
   weekends);
-* the interactive pool **browns out** once, mid-way: the simulator's own fault switches
+* the interactive pool **browns out** once, at 60 % of the span (in a two-week history, inside
+  the second week, the one the demo reports): the simulator's own fault switches
   (:class:`monitor.sim.faults.Faults`: every step slower, prefill slower still, a share of HTTP 500s);
 * one pool gets a **deployment change** (a new vLLM release with more GPU memory for the KV cache:
   a new fingerprint, and more requests fit at once, so its queue drains);
@@ -71,12 +72,12 @@ def _at_hour(t: float, hour: float) -> float:
 
 
 def scenario(end: float, days: float, planned: tuple[tuple[str, float, float], ...] = ()) -> Scenario:
-    """The story of ``days`` days up to ``end``: brown-out mid-way, deployment change at 70 %,
+    """The story of ``days`` days up to ``end``: brown-out at 60 %, deployment change at 70 %,
     database outage at 85 % of the span (each moved to a plausible hour of its day), and the
     ``planned`` work (pool, start, end) of the model's maintenance windows."""
     start = end - days * DAY
     span = end - start
-    brown = min(_at_hour(start + 0.5 * span, 14 + 1 / 6), end - 2 * BROWNOUT_SECONDS)
+    brown = min(_at_hour(start + 0.6 * span, 14 + 1 / 6), end - 2 * BROWNOUT_SECONDS)
     deploy = min(_at_hour(start + 0.7 * span, 10.5), end - 3600.0)
     outage = min(_at_hour(start + 0.85 * span, 3.25), end - 2 * OUTAGE_SECONDS)
     return Scenario(

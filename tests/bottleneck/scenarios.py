@@ -38,7 +38,9 @@ RUNS = 24  # probe runs per scenario (rounds of ``parallel`` runs): more than th
 class Scenario:
     name: str
     verdict: str
-    stage: str
+    #: the stage(s) the verdict may name: one for a fault; for a control (verdict none) any engine
+    #: stage may lead the tail without owning it (a busy pool's requests wait a step for a prefill)
+    stage: str | frozenset[str]
     faults: dict[str, Any] = field(default_factory=dict)
     sim: dict[str, Any] = field(default_factory=dict)
     probes: tuple[str, ...] = ("chat",)
