@@ -1,6 +1,6 @@
 """Benchmark: building and rendering the weekly report for 10 request classes (goal <= 10 s).
 
-Builds a throwaway SQLite store with the synthetic week of :mod:`monitor.report.example`
+Builds a throwaway SQLite store with the synthetic week of :mod:`monitor.demo.example`
 (37 days of probes every 30 minutes per class, hourly scrape intervals, an incident, a deploy),
 then times, for 10 classes and for a 1-class baseline built the same way in the same run:
 
@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from monitor.report import example, generate, periods
+from monitor.demo import example
+from monitor.report import generate, periods
 
 GOAL_SECONDS = 10.0
 

@@ -126,15 +126,20 @@ RULES: tuple[Rule, ...] = (
          "shorter context for the class"),
 )  # fmt: skip
 VERDICTS: tuple[str, ...] = tuple(r.verdict for r in RULES)
-RULE_BY_VERDICT = {r.verdict: r for r in RULES}
+
+
+#: The tail whose leading stage a verdict names: the TTFT tail for the stages in front of the first
+#: token, the e2e tail for the application; otherwise the TTFT tail's, else the e2e tail's.
+_NAMES_E2E = frozenset({"application_bound"})
 
 
 def decide(e: Evidence) -> Verdict:
-    """The first rule of :data:`RULES` that ``e`` meets."""
+    """The first rule of :data:`RULES` that ``e`` meets, with the tail stage it names."""
     rule = next(r for r in RULES if r.holds(e))
-    stage = e.ttft_stage if rule.verdict in ("proxy_bound", "scheduler_bound", "queue_bound") else None
-    if stage is None:
-        stage = e.e2e_stage if rule.verdict == "application_bound" else (e.ttft_stage or e.e2e_stage)
     if rule.verdict == "retry_storm" and "retry" in (e.ttft_owner, e.e2e_owner):
-        stage = "retry"
+        stage: str | None = "retry"
+    elif rule.verdict in _NAMES_E2E:
+        stage = e.e2e_stage
+    else:
+        stage = e.ttft_stage or e.e2e_stage
     return Verdict(e.request_class, rule.verdict, stage, f"{rule.title}: {e.summary()}", e)

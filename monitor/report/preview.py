@@ -1,6 +1,6 @@
 """Pictures of a rendered report: a headless-Chromium screenshot of the HTML, PNG pages of the PDF.
 
-Used by the tests (the page must not be blank) and by :mod:`monitor.report.example` to keep the
+Used by the tests (the page must not be blank) and by :mod:`monitor.demo.example` to keep the
 example images in ``docs/examples/``. Every run is bounded by a timeout and leaves no process.
 """
 

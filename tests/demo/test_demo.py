@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from sqlalchemy import func, select
 
@@ -210,3 +211,25 @@ def test_the_html_and_pdf_pages_draw_the_lines_and_charts(demo: Demo, tmp_path: 
     pdf = preview.pdf_pages(pdftoppm, demo.out / "report" / "report.pdf", tmp_path / "pdf", dpi=150)
     drawn = [c for p in pdf for c in _burn_panels_drawn(lines.pixels(p), p.name)]
     assert len(drawn) == len(PROBED)
+
+
+#: The status badges' colours (report.css --met, --risk, --missed).
+BADGES = ("#1a7f37", "#b35900", "#c62828")
+
+
+@pytest.mark.real
+def test_at_800_px_the_status_column_stays_on_screen(demo: Demo, tmp_path: Path) -> None:
+    """Issue 24, finding 1: at 800 px the SLO table squeezed its name columns to one letter a line
+    and pushed the status column off the screen. Every SLO row's badge must be drawn in the
+    window's right part (the only badges there: the banner's and the summary's are at the left)."""
+    chromium = require_binary("chromium", "/usr/bin/chromium")
+    shot = preview.screenshot(chromium, demo.out / "report" / "report.html", tmp_path / "narrow.png",
+                              size="800,2400", timeout=120)  # fmt: skip
+    img = lines.pixels(shot)
+    right = lines.colour_mask(img[:, 600:], list(BADGES))
+    rows = np.flatnonzero(right.any(axis=1))
+    badges = 1 + int(np.count_nonzero(np.diff(rows) > 3)) if len(rows) else 0  # runs of rows: one per badge
+    slos = len(demo.doc["classes"]) + sum(
+        len(c["slos"]) for c in demo.doc["classes"]
+    )  # class rows and SLO rows
+    assert badges >= slos, (badges, slos)

@@ -1,6 +1,6 @@
 """A synthetic but realistic week in a throwaway store, for the example images and the benchmark.
 
-``python -m monitor.report.example OUT_DIR [--classes N]`` builds the store, writes the four
+``python -m monitor.demo.example OUT_DIR [--classes N]`` builds the store, writes the four
 report files and, where Chromium and pdftoppm exist, ``report-screenshot.png`` and the PDF's
 first pages (``report-page-N.png``). The data is seeded, so the same command gives the same report.
 """
