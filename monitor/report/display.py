@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from monitor.report.data import SOURCE_DERIVED, ReaderLine, Status
+from monitor.report.data import SOURCE_DERIVED, DeploymentChange, ReaderLine, SLOChange, Status
 from monitor.slo import numbers
 
 NO_DATA = numbers.NO_DATA
@@ -131,3 +131,27 @@ def reader_line(r: ReaderLine) -> str:
         parts.append("no incident")
     parts.append(_change(r.attainment, r.attainment_previous))
     return "; ".join(parts) + "."
+
+
+#: How many changed settings the one-line summary of a deployment change names.
+CHANGE_FIELDS = 3
+
+
+def _moved(slos: tuple[SLOChange, ...]) -> SLOChange | None:
+    """The SLO whose attainment moved most across the change (both sides measured)."""
+    measured = [s for s in slos if s.before is not None and s.after is not None]
+    return max(measured, key=lambda s: abs((s.after or 0.0) - (s.before or 0.0)), default=None)
+
+
+def deployment_line(dep: DeploymentChange, hours: int) -> str:
+    """A deployment change in plain words (page one): what changed and the SLO it moved most."""
+    named = [f"{f} {b} → {a}" for f, b, a in dep.changes[:CHANGE_FIELDS]]
+    more = len(dep.changes) - CHANGE_FIELDS
+    what = ", ".join(named) + (f" and {more} more setting{'s' if more > 1 else ''}" if more > 0 else "")
+    line = f"{dep.endpoint} changed at {when(dep.at)}: {what or 'its fingerprint'}"
+    s = _moved(dep.slos)
+    if s is not None and attainment(s.before) != attainment(s.after):
+        line += f"; {s.slo_id} {attainment(s.before)} in the {hours}h before, {attainment(s.after)} after"
+    elif s is not None:
+        line += f"; no SLO's attainment moved in the {hours}h before and after it"
+    return line + "."

@@ -153,12 +153,13 @@ def _incident(i: Incident) -> dict[str, Any]:
     }
 
 
-def _deployment(d: DeploymentChange) -> dict[str, Any]:
+def _deployment(d: DeploymentChange, hours: int) -> dict[str, Any]:
     return {
         "endpoint": d.endpoint,
         "at": _t(d.at),
         "changes": [{"field": f, "before": b, "after": a} for f, b, a in d.changes],
         "slos": [{"slo": s.slo_id, "before": s.before, "after": s.after} for s in d.slos],
+        "text": display.deployment_line(d, hours),
     }
 
 
@@ -175,6 +176,7 @@ def _capacity(c: Capacity) -> dict[str, Any]:
 
 def to_dict(data: ReportData) -> dict[str, Any]:
     """The report as plain JSON-ready values."""
+    hours = round(data.deployment_window_seconds / 3600)
     return {
         "schema": SCHEMA,
         "title": data.title,
@@ -200,7 +202,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
             for f in data.probe_failures
         ],
         "deployment_window_seconds": data.deployment_window_seconds,
-        "deployments": [_deployment(d) for d in data.deployments],
+        "deployments": [_deployment(d, hours) for d in data.deployments],
         "capacity": [_capacity(c) for c in data.capacity],
         "budget": budget.to_json(data.budget),
         "contract": report_contract.to_json(data.contract),

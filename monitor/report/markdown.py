@@ -86,7 +86,10 @@ def _slos(d: ReportData) -> list[str]:
 
 def _reader(d: ReportData) -> list[str]:
     lines = [f"- {escape(display.reader_line(r))}" for r in d.reader]
-    return ["## In short", "", *lines, ""] if lines else []
+    hours = round(d.deployment_window_seconds / 3600)
+    changed = " ".join(escape(display.deployment_line(dep, hours)) for dep in d.deployments)
+    deployed = f"**Deployment:** {changed or 'no deployment changed this week.'}"
+    return ["## In short", "", *lines, "", deployed, ""] if lines else []
 
 
 def _incidents(d: ReportData) -> list[str]:

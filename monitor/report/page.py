@@ -47,6 +47,7 @@ def environment() -> jinja2.Environment:
         kind=lambda k: charts.KIND_LABELS.get(k, k),
         part=lambda p: charts.PART_LABELS.get(p, p),
         reader=display.reader_line,
+        deployment=display.deployment_line,
         step=display.duration,
     )
     return env
@@ -77,6 +78,7 @@ def render_html(data: ReportData) -> str:
             css=markupsafe.Markup(stylesheet()),  # our own file, never user text
             parts=BREAKDOWN_PARTS,
             window=f"{hours}h",
+            hours=hours,
             burn_charts=burn_charts,
             latency_chart=data_uri(charts.latency(data.latency)),
             breakdown_chart=data_uri(charts.breakdown(data.breakdown)),

@@ -201,3 +201,24 @@ def test_incident_costs_never_exceed_the_weeks_bad_events(built: Built) -> None:
             charged[cost["slo"]] = charged.get(cost["slo"], 0.0) + cost["bad_events"]
     assert charged and all(charged[slo] <= bad[slo] for slo in charged), (charged, bad)
     assert charged["agent/availability"] == bad["agent/availability"] == 4  # the incident's four failures
+
+
+#: The constructed week's deployment change in plain words (week.py: ep-a 0.10.1 -> 0.11.0 on Thu
+#: 12:00; every SLO of ep-a has the same attainment in the 24 h on either side).
+DEPLOYED = ("Deployment: ep-a changed at 2026-11-26 12:00: vllm_version 0.10.1 → 0.11.0; no SLO's "
+            "attainment moved in the 24h before and after it.")  # fmt: skip
+
+
+def test_page_one_says_what_changed_in_the_deployment(built: Built) -> None:
+    """Issue 24: page one stands alone, with what changed in the deployment — on the PDF's first
+    page, in the HTML and Markdown summaries (before the SLO table), and as the JSON's text."""
+    exe = require_binary("pdftotext", "/usr/bin/pdftotext")
+    page1 = subprocess.run([exe, "-f", "1", "-l", "1", str(built.out / "report.pdf"), "-"], capture_output=True,
+                           timeout=60, check=True).stdout.decode()  # fmt: skip
+    assert DEPLOYED in " ".join(page1.split())
+    html = html_text(built.rendered.html)
+    assert DEPLOYED in html.split("SLOs by request class")[0]
+    md = (built.out / "report.md").read_text().replace("**", "").replace("\\", "")
+    assert DEPLOYED in md.split("## SLOs by request class")[0]
+    (dep,) = json.loads((built.out / "report.json").read_text())["deployments"]
+    assert "Deployment: " + dep["text"] == DEPLOYED
