@@ -51,10 +51,9 @@ class Evidence:
         return None if s is None else s.dominant
 
     def _owner(self, metric: str) -> str | None:
-        s = self.band(metric)
-        if s is None or s.dominant is None:
-            return None
-        return s.dominant if dict(s.shares)[s.dominant] >= OWNS else None
+        stage = self._stage(metric)
+        share = None if stage is None else dict(self.band(metric).shares)[stage]  # type: ignore[union-attr]
+        return stage if share is not None and share >= OWNS else None
 
     @property
     def ttft_owner(self) -> str | None:

@@ -26,14 +26,15 @@ from monitor.store.tables import ProbeResultRow, ScrapeIntervalRow
 P, SI = ProbeResultRow, ScrapeIntervalRow
 
 
-def _retry_seconds() -> ColumnElement[float]:
-    column: ColumnElement[float] = P.extra[("timings", "retry_seconds")].as_float()
+def timing(name: str) -> ColumnElement[float]:
+    """SQL for one of a probe's ``timings`` (seconds; None where the probe did not report it)."""
+    column: ColumnElement[float] = P.extra[("timings", name)].as_float()
     return column
 
 
 def _runs(session: Session, cls: str, in_week: Sequence[ColumnElement[bool]]) -> tuple[int, int]:
     """(probe runs, runs with time spent before their final attempt) of ``cls`` in the period."""
-    retried = func.sum(case((_retry_seconds() > 0, 1), else_=0))
+    retried = func.sum(case((timing("retry_seconds") > 0, 1), else_=0))
     q = select(func.count(), retried).where(*in_week, P.request_class == cls)
     row: Any = session.execute(q).one()
     return int(row[0] or 0), int(row[1] or 0)

@@ -38,6 +38,7 @@ from monitor.model import Model
 from monitor.probes import gaps
 from monitor.report import breakdown as brk
 from monitor.report import collect_bottleneck
+from monitor.report.collect_bottleneck import timing
 from monitor.report.data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats, Period, ProbeFailure
 from monitor.report.redact import Redactor
 from monitor.store.ops import COMPLETED_AT
@@ -49,16 +50,11 @@ P = ProbeResultRow
 S = ServerSpanRow
 
 
-def _timing(name: str) -> ColumnElement[float]:
-    column: ColumnElement[float] = P.extra[("timings", name)].as_float()
-    return column
-
-
 #: SQL for each breakdown part's per-probe value (None where the probe did not report it).
 PART_COLUMNS: dict[str, ColumnElement[float]] = {
     "queue": P.server_queue,  # type: ignore[dict-item]
-    "prefill": _timing("server_prefill"),
-    "decode": _timing("server_decode"),
+    "prefill": timing("server_prefill"),
+    "decode": timing("server_decode"),
     "network": P.network,  # type: ignore[dict-item]
 }
 #: The parts that make up the server's view of a request.
@@ -221,7 +217,7 @@ class ProbeFacts:
             return self._samples
         spans = self._span_views()
         tools = P.extra[("timings", "tool_turnaround")].as_json()
-        q = select(P.request_class, P.started_at, P.trace_id, P.ttft, tools, P.e2e, _timing("retry_seconds"),
+        q = select(P.request_class, P.started_at, P.trace_id, P.ttft, tools, P.e2e, timing("retry_seconds"),
                    *PART_COLUMNS.values())  # fmt: skip
         rows = self.session.execute(q.where(*self.in_week, self.answered).order_by(P.started_at, P.id))
         out = [_sample(row, spans) for row in rows]
