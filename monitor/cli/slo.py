@@ -151,7 +151,7 @@ def run_status(args: argparse.Namespace) -> int:
         print(format_table(evaluations, {s.id: s.period_window for s in model.slos}))
         print(f"{WEEK_DEFINITION}{f'; --week {args.week}: that whole week' if week else ''}")
         span = f"--week {args.week}" if week else f"the last {VERDICT_WINDOW / 60:g} min"
-        print(f"\nBottleneck over {span} (docs/bottleneck.md; from the store, without GPU activity):")
+        print(f"\nBottleneck over {span} (docs/bottleneck.md; from the store):")
         for v in verdicts:
             print(f"  {v.request_class}: {v.reason}")
     return 0

@@ -3,9 +3,10 @@ read from the store over the report's period.
 
 Evidence here is the period's: the tail attribution of the week's answered probes (the report's own
 ``tail``, spans joined), the probe runs and how many were retried, the preemptions of the
-class's endpoints and their prefix-cache hit rate against the period before. GPU activity and
-KV residency are not stored (the service reads them live), so the report cannot tell GPU-bound
-from scheduler-bound: a queue-dominated tail reads ``queue_bound`` here (docs/bottleneck.md).
+class's endpoints and their prefix-cache hit rate against the period before, and the mean SM and
+tensor activity of their stored GPU samples (``gpu_samples``; none without a ``gpu_exporter``, and
+then a queue-dominated tail reads ``queue_bound``). KV residency is not stored (the service reads
+it live), so eviction before reuse is not evidence here (docs/bottleneck.md).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from monitor.bottleneck.live import TOOL_KINDS
 from monitor.bottleneck.rules import Verdict, decide
 from monitor.bottleneck.tail import TailShare
 from monitor.model import Model
-from monitor.store.tables import ProbeResultRow, ScrapeIntervalRow
+from monitor.store.tables import GpuSampleRow, ProbeResultRow, ScrapeIntervalRow
 
-P, SI = ProbeResultRow, ScrapeIntervalRow
+P, SI, G = ProbeResultRow, ScrapeIntervalRow, GpuSampleRow
 
 
 def timing(name: str) -> ColumnElement[float]:
@@ -58,6 +59,18 @@ def _pool(
     return (None if preempted is None else float(preempted)), rate
 
 
+def _gpu(
+    session: Session, endpoints: list[str], start: float, end: float
+) -> tuple[float | None, float | None]:
+    """(mean SM activity, mean tensor activity) of the GPU samples of ``endpoints`` in (start, end]."""
+    if not endpoints:
+        return None, None
+    q = select(func.avg(G.sm_active), func.avg(G.tensor_active))
+    found: Any = session.execute(q.where(G.endpoint.in_(endpoints), G.time > start, G.time <= end)).one()
+    sm, tensor = found
+    return (None if sm is None else float(sm)), (None if tensor is None else float(tensor))
+
+
 def verdicts(
     model: Model,
     session: Session,
@@ -73,6 +86,7 @@ def verdicts(
         runs, retried = _runs(session, rc.name, in_week)
         preempted, hit_rate = _pool(session, names, start, end)
         _, before = _pool(session, names, start - (end - start), start)
+        sm_active, tensor_active = _gpu(session, names, start, end)
         evidence = Evidence(
             request_class=rc.name,
             end=end,
@@ -84,6 +98,8 @@ def verdicts(
             preemptions=preempted,
             prefix_hit_rate=hit_rate,
             prefix_hit_before=before,
+            sm_active=sm_active,
+            tensor_active=tensor_active,
         )
         out.append(decide(evidence))
     return tuple(out)

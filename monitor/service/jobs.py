@@ -36,7 +36,7 @@ from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
-from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, probe_op, spans_op
+from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, gpu_op, probe_op, spans_op
 from monitor.store.readings import reading_op
 from monitor.traces import ServerSpan
 
@@ -141,7 +141,9 @@ class Jobs:
         its first or a failed one). The endpoint's GPU exporter, if any, is scraped alongside."""
         if endpoint.gpu_exporter is None:
             return await self._scrape_engine(endpoint)
-        signals, _ = await asyncio.gather(self._scrape_engine(endpoint), self.gpu.scrape(endpoint))
+        signals, gpu = await asyncio.gather(self._scrape_engine(endpoint), self.gpu.scrape(endpoint))
+        if gpu is not None:
+            await self.write(gpu_op(gpu))
         return signals
 
     async def _scrape_engine(self, endpoint: Endpoint) -> Signals | None:

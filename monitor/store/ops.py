@@ -29,6 +29,7 @@ from monitor.errors import StoreError
 from monitor.model import Endpoint, Model
 from monitor.probes.gaps import itl_histogram
 from monitor.probes.result import ProbeResult
+from monitor.scrape.gpu_signals import GpuSignals
 from monitor.scrape.signals import Signals
 from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.slices import EventSlice, slices_from_probe, slices_from_signals
@@ -39,6 +40,7 @@ from monitor.store.repos import DeploymentRepo, EndpointRepo
 from monitor.store.rows import hour_end, signals_row, write_slices
 from monitor.store.tables import (
     EvaluationRow,
+    GpuSampleRow,
     IncidentRow,
     ProbeResultRow,
     ScrapeIntervalRow,
@@ -158,6 +160,15 @@ def endpoints_op(endpoints: Sequence[Endpoint]) -> Op:
     return {"op": "endpoints", "rows": rows}
 
 
+def gpu_op(signals: GpuSignals) -> Op:
+    """One good GPU exporter scrape as the verdict reads it (the ``gpu_samples`` row)."""
+    a = signals.aggregate()
+    row = {"endpoint": signals.endpoint, "time": signals.end, "exporter": signals.exporter, "gpus": a["gpus"],
+           "util": a["util_mean"], "sm_active": a["sm_active_mean"], "tensor_active": a["tensor_active_mean"],
+           "memory_used_ratio": a["memory_used_ratio_max"], "xid_gpus": len(a["xid_gpus"])}  # fmt: skip
+    return {"op": "gpu", "row": finite(row)}
+
+
 def spans_op(spans: Sequence[ServerSpan]) -> Op:
     return {"op": "spans", "rows": [finite(s.to_row()) for s in spans]}
 
@@ -221,6 +232,11 @@ def _apply_spans(session: Session, op: Op) -> None:
     insert_ignore(session, ServerSpanRow.__table__, op["rows"], ("trace_id", "span_id"))  # type: ignore[arg-type]
 
 
+def _apply_gpu(session: Session, op: Op) -> None:
+    EndpointRepo(session).ensure(op["row"]["endpoint"])
+    insert_ignore(session, GpuSampleRow.__table__, [op["row"]], ("endpoint", "time"))  # type: ignore[arg-type]
+
+
 def _apply_deployment(session: Session, op: Op) -> None:
     fp = DeploymentFingerprint.from_dict(op["fingerprint"])
     DeploymentRepo(session).observe(op["endpoint"], fp, float(op["at"]))
@@ -239,6 +255,7 @@ APPLY: dict[str, Callable[[Session, Op], None]] = {
     "deployment": _apply_deployment,
     "endpoints": _apply_endpoints,
     "spans": _apply_spans,
+    "gpu": _apply_gpu,
 }
 
 

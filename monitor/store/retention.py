@@ -1,5 +1,5 @@
-"""Retention: raw probe results, server spans, scrape intervals, gaps and event slices older than the
-retention go; scrape readings after a day.
+"""Retention: raw probe results, server spans, scrape intervals, gaps, GPU samples and event slices
+older than the retention go; scrape readings after a day.
 
 Evaluations and hourly slice rollups are kept: they are small (one row per SLO per step,
 one per SLO per hour) and they are what the SLO period and the reports read. The pruned
@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from monitor.store.counts import PRUNED_KEY, pruned_before
 from monitor.store.tables import (
     EventSliceRow,
+    GpuSampleRow,
     MetaRow,
     ProbeClaimRow,
     ProbeResultRow,
@@ -54,6 +55,7 @@ def prune(session: Session, now: float, retention: float) -> Pruned:
         counts.append(int(getattr(session.execute(stmt), "rowcount", 0)))
     session.execute(delete(ProbeClaimRow).where(ProbeClaimRow.claimed_at < cutoff))  # fleet slot claims
     session.execute(delete(ScrapeGapRow).where(ScrapeGapRow.end < cutoff))
+    session.execute(delete(GpuSampleRow).where(GpuSampleRow.time < cutoff))
     readings = delete(ScrapeReadingRow).where(ScrapeReadingRow.time < now - min(retention, KEEP_READINGS))
     counts.append(int(getattr(session.execute(readings), "rowcount", 0)))
     if cutoff > pruned_before(session):

@@ -205,6 +205,25 @@ class ScrapeGapRow(Base):
     requests: Mapped[float | None]
 
 
+class GpuSampleRow(Base):
+    """One good scrape of an endpoint's GPU exporter, reduced to what a bottleneck verdict reads
+    (:meth:`monitor.scrape.gpu_signals.GpuSignals.aggregate`): gauges at ``time``, means over the
+    endpoint's GPUs. Kept as long as probe results (the report's verdict reads them for its period)."""
+
+    __tablename__ = "gpu_samples"
+    __table_args__ = (UniqueConstraint("endpoint", "time"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(String(100), ForeignKey("endpoints.name"))
+    time: Mapped[float] = mapped_column(index=True)
+    exporter: Mapped[str] = mapped_column(String(20))  # dcgm | amd
+    gpus: Mapped[int]
+    util: Mapped[float | None]  # mean GPU utilization, 0..1
+    sm_active: Mapped[float | None]  # mean SM (AMD: graphics engine) activity, 0..1
+    tensor_active: Mapped[float | None]  # mean tensor pipe activity, 0..1
+    memory_used_ratio: Mapped[float | None]  # the fullest GPU's framebuffer share
+    xid_gpus: Mapped[int]  # GPUs reporting an XID error
+
+
 class WriterProgressRow(Base):
     """Fleet mode: up to when each replica's writes are all in the store (its spool is empty
     before it): the evaluator finalizes a step once every live replica has written past it."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +15,9 @@ from monitor.model import Model
 from monitor.probes.result import ProbeResult, Timings
 from monitor.report.collect_probes import ProbeFacts
 from monitor.report.redact import Redactor
+from monitor.scrape.gpu_signals import GpuDeviceSignals, GpuSignals
 from monitor.store import Store
-from monitor.store.ops import probe_op
+from monitor.store.ops import gpu_op, probe_op
 from tests.report.stores import WEEK, rendered, stored
 
 CONFIG = """\
@@ -113,3 +115,30 @@ def test_the_verdict_reads_the_same_tail(store: tuple[Model, str]) -> None:
             assert verdicts["chat"]["tail_shares"][f"{e['latency']}_{e['band']}"] == e["shares"]
     line = "chat: queue-bound (GPU not read): P95+ TTFT 85% queue, e2e 57% queue"
     assert line in report.markdown.replace("\\", "") and line in html.unescape(report.html)
+
+
+def _gpu(at: float, sm: float) -> GpuSignals:
+    devices = {g: GpuDeviceSignals(g, None, {"sm_active": sm, "tensor_active": sm / 2}, {}, {}) for g in "01"}
+    return GpuSignals("ep", "dcgm", at, at - 60, devices)
+
+
+@pytest.mark.parametrize(
+    ("week_sm", "verdict"),
+    [((0.9, 1.0), "gpu_bound"), ((0.3, 0.5), "scheduler_bound")],
+    ids=["saturated", "idle"],
+)
+def test_stored_gpu_samples_tell_gpu_bound_from_the_scheduler(
+    tmp_path: Path, week_sm: tuple[float, float], verdict: str
+) -> None:
+    """The report reads the GPU activity the service stored (gpu_samples): the same queue-owned TTFT
+    tail is GPU-bound when the class's GPUs averaged SM activity >= 85 % over the week (mean of
+    0.9 and 1.0 = 95 %) and scheduler-bound at 40 %; a saturated sample before the week is not
+    evidence for it (without any sample the verdict is queue_bound, test above)."""
+    probes = [_probe("chat", k, slow=k in (18, 19)) for k in range(20)]
+    gpus = [_gpu(START.timestamp() - 600, 0.99), _gpu(T, week_sm[0]), _gpu(T + 3600, week_sm[1])]
+    model, url = stored(tmp_path, CONFIG, lambda m: [*(probe_op(m, p) for p in probes), *map(gpu_op, gpus)])
+    doc = json.loads(rendered(model, url).json)
+    chat = next(v for v in doc["bottleneck"] if v["class"] == "chat")
+    assert (chat["verdict"], chat["stage"]) == (verdict, "queue")
+    assert chat["sm_active"] == pytest.approx(sum(week_sm) / 2)
+    assert chat["tensor_active"] == pytest.approx(sum(week_sm) / 4)

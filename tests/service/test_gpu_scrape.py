@@ -14,6 +14,7 @@ import httpx
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import select
 
 from monitor.exporter import Exporter
 from monitor.model import load_model
@@ -21,6 +22,7 @@ from monitor.service.jobs import Jobs
 from monitor.sim.harness import running_simulator
 from monitor.store import Store
 from monitor.store.migrate import upgrade
+from monitor.store.tables import GpuSampleRow
 from tests.service.live import config_doc
 
 pytestmark = pytest.mark.timeout(120)
@@ -46,13 +48,17 @@ def test_gpu_exporter_scraped_with_the_endpoint(tmp_path: Path) -> None:
 
         async def run() -> None:
             await jobs.scrape(endpoint)
-            sim.set_faults(gpu_xid=48, gpu_memory_full=True)
+            sim.set_faults(gpu_xid=48, gpu_memory_full=True, gpu_saturated=True)
             await jobs.scrape(endpoint)
             await jobs.close()
 
         asyncio.run(run())
         page = httpx.get(f"{sim.base_url}/dcgm/metrics").text
         published = exporter.render().decode()
+        with store.session() as session:
+            stored = session.scalars(select(GpuSampleRow).order_by(GpuSampleRow.time)).all()
+            rows = [(r.endpoint, r.exporter, r.gpus, r.sm_active, r.tensor_active, r.memory_used_ratio, r.xid_gpus)
+                    for r in stored]  # fmt: skip
         store.close()
     fb_free = {k[0]: v for k, v in samples(page, "DCGM_FI_DEV_FB_FREE").items()}
     assert fb_free == {"0": 0.0, "1": 0.0}
@@ -63,6 +69,11 @@ def test_gpu_exporter_scraped_with_the_endpoint(tmp_path: Path) -> None:
     assert samples(published, "m3mon_gpu_memory_used_bytes")[("pool", "1")] == fb_used["1"] * 2**20
     signals = jobs.gpu.signals["pool"]
     assert signals.start is not None and signals.xid_gpus == {"0": 48}
+    # each good GPU scrape is stored as the report's verdict reads it (means over the page's GPUs)
+    sm = samples(page, "DCGM_FI_PROF_SM_ACTIVE").values()
+    tensor = samples(page, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE").values()
+    assert len(rows) == 2 and rows[0][:4] == ("pool", "dcgm", 2, 0.0) and rows[0][6] == 0
+    assert rows[1] == ("pool", "dcgm", 2, pytest.approx(sum(sm) / 2), pytest.approx(sum(tensor) / 2), 1.0, 1)
     info = samples(published, "m3mon_deployment_info")
     assert any("570.124.06" in key for key in info), info
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from monitor.model import Model
+from monitor.scrape.gpu_signals import GpuDeviceSignals, GpuSignals
 from monitor.slo.evaluate import evaluate_counts
 from monitor.store import Store
-from monitor.store.ops import probe_op
-from monitor.store.tables import EvaluationRow, EventSliceRow, ProbeResultRow
+from monitor.store.ops import gpu_op, probe_op
+from monitor.store.tables import EvaluationRow, EventSliceRow, GpuSampleRow, ProbeResultRow
 from tests.store.helpers import T0, probe
 
 DAY = 86400.0
@@ -34,3 +35,19 @@ def test_prune_keeps_evaluations_and_period_counts(store: Store, model: Model) -
     period = after.window("30d")
     assert period is not None and (period.good, period.total) == (19.0, 20.0)
     assert after.window("30d") == before.window("30d")
+
+
+def test_gpu_samples_are_written_once_and_pruned_with_the_raw_rows(store: Store, model: Model) -> None:
+    """A GPU sample (gpu_op) is keyed by (endpoint, time): a replayed op stores nothing twice, and
+    samples older than the retention go with the probe results they explain."""
+    endpoint = model.endpoints[0].name
+    device = GpuDeviceSignals("0", None, {"sm_active": 0.5}, {}, {})
+    ops = [
+        gpu_op(GpuSignals(endpoint, "dcgm", T0 + d * DAY, T0 + d * DAY - 60, {"0": device}))
+        for d in range(20)
+    ]
+    store.apply([*ops, ops[-1]])
+    store.prune(T0 + 20 * DAY, 14 * DAY)
+    with store.session() as s:
+        times = s.scalars(select(GpuSampleRow.time).order_by(GpuSampleRow.time)).all()
+    assert times == [T0 + d * DAY for d in range(6, 20)]
