@@ -103,22 +103,24 @@ def _band(cls: str, metric: str, band: str, rows: list[Sample]) -> TailShare:
     return TailShare(cls, metric, band, len(inside), bound, tuple(shares))
 
 
-def attribute_class(cls: str, samples: Sequence[Sample]) -> tuple[TailShare, ...]:
+#: What the samples are, in the reason a class has no answer.
+PROBES = "probe request(s) with a server view (per-request metrics or spans)"
+TRAFFIC = "real-traffic request(s) (server spans)"
+
+
+def attribute_class(cls: str, samples: Sequence[Sample], what: str = PROBES) -> tuple[TailShare, ...]:
     """One class's tail and typical shares of TTFT and e2e from ``samples`` (module docstring)."""
     out: list[TailShare] = []
     for metric in STAGES:
         rows = [s for s in samples if s.request_class == cls and _usable(s, metric)]
         if len(rows) < MIN_REQUESTS:
-            why = (
-                f"{len(rows)} probe request(s) with a server view (per-request metrics or spans); "
-                f"{MIN_REQUESTS} needed"
-            )
+            why = f"{len(rows)} {what}; {MIN_REQUESTS} needed"
             out += [TailShare(cls, metric, band, len(rows), None, (), why) for band in BANDS]
             continue
         out += [_band(cls, metric, band, rows) for band in BANDS]
     return tuple(out)
 
 
-def attribute(model: Model, samples: Sequence[Sample]) -> tuple[TailShare, ...]:
+def attribute(model: Model, samples: Sequence[Sample], what: str = PROBES) -> tuple[TailShare, ...]:
     """Every class's tail and typical shares of TTFT and e2e (module docstring)."""
-    return tuple(s for rc in model.classes for s in attribute_class(rc.name, samples))
+    return tuple(s for rc in model.classes for s in attribute_class(rc.name, samples, what))

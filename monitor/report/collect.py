@@ -25,6 +25,7 @@ from monitor.report import collect_ops, collect_probes, series
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report.budget import collect_budget
+from monitor.report.collect_traffic import traffic_tail
 from monitor.report.data import (
     RECENT_SECONDS,
     ClassSummary,
@@ -124,4 +125,5 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         goodput=report_goodput.collect(model, session, start, end, probes.in_week),
         tail=probes.tail(),
         bottleneck=probes.bottleneck(),
+        traffic_tail=traffic_tail(model, session, start, end),
     )

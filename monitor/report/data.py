@@ -289,6 +289,7 @@ class ReportData:
     goodput: GoodputSection = field(default_factory=GoodputSection)  # report/goodput.py
     tail: tuple[TailShare, ...] = ()  # report/tail.py: which stage owns the tail, per class
     bottleneck: tuple[Verdict, ...] = ()  # the bottleneck verdict per class (docs/bottleneck.md)
+    traffic_tail: tuple[TailShare, ...] = ()  # report/collect_traffic.py: real traffic's tail, per class
 
     @property
     def end(self) -> datetime:

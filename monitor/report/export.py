@@ -209,6 +209,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "maintenance": maintenance.to_json(data.maintenance),
         "goodput": report_goodput.to_json(data.goodput),
         "tail": report_tail.to_json(data.tail),
+        "traffic_tail": report_tail.to_json(data.traffic_tail),
         "bottleneck": [{"class": v.request_class, **v.to_json()} for v in data.bottleneck],
     }
 

@@ -230,7 +230,7 @@ def render_markdown(d: ReportData) -> str:
         *_deployments(d),
         *_capacity(d),
         *_latency(d),
-        *report_tail.markdown(d.tail, escape, table, d.bottleneck),
+        *report_tail.markdown(d.tail, escape, table, d.bottleneck, d.traffic_tail),
         *report_contract.markdown_lines(d.contract),
         *report_goodput.markdown(d.goodput, escape, table, display),
         "Charts are in report.html and report.pdf.",

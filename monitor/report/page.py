@@ -88,6 +88,6 @@ def render_html(data: ReportData) -> str:
                 )
             ),
             contract_html=report_contract.html(data.contract),
-            tail=report_tail.rendered(data.tail, data.bottleneck),
+            tail=report_tail.rendered(data.tail, data.bottleneck, data.traffic_tail),
         )
     )

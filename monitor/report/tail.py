@@ -50,9 +50,10 @@ def markdown(
     escape: Callable[[str], str],
     table: Callable[..., list[str]],
     verdicts: Sequence[Verdict] = (),
+    traffic: Sequence[TailShare] = (),
 ) -> list[str]:
     """The section as Markdown lines (``escape`` and ``table`` are the Markdown renderer's)."""
-    r = rendered(shares, verdicts)
+    r = rendered(shares, verdicts, traffic)
     if r is None:
         return []
     out = ["## Where the tail goes", "", *(f"- {escape(line)}" for line in r.sentences)]
@@ -79,16 +80,29 @@ def verdict_line(v: Verdict) -> str:
     return f"{v.request_class}: {v.reason}"
 
 
-def rendered(shares: Sequence[TailShare], verdicts: Sequence[Verdict] = ()) -> Rendered | None:
-    if not shares:
-        return None
-    rows = tuple(
-        (s.request_class, NAMES[s.metric], BAND_LABELS[s.band], str(s.requests), *cells(s))
+#: How real traffic's lines and table rows are told from the probes'.
+TRAFFIC_LABEL = "real traffic"
+
+
+def _rows(shares: Sequence[TailShare], suffix: str = "") -> tuple[tuple[str, ...], ...]:
+    return tuple(
+        (s.request_class + suffix, NAMES[s.metric], BAND_LABELS[s.band], str(s.requests), *cells(s))
         for s in shares
         if s.why_none is None
     )
+
+
+def rendered(
+    shares: Sequence[TailShare], verdicts: Sequence[Verdict] = (), traffic: Sequence[TailShare] = ()
+) -> Rendered | None:
+    """The section's text; ``traffic``: real traffic's shares (:mod:`monitor.report.collect_traffic`)."""
+    if not shares and not traffic:
+        return None
+    rows = _rows(shares) + _rows(traffic, f" ({TRAFFIC_LABEL})")
+    lines = [sentence(t, p) for t, p in pairs(shares)]
+    lines += [f"{TRAFFIC_LABEL.capitalize()}: {sentence(t, p)}" for t, p in pairs(traffic)]
     return Rendered(
-        tuple(sentence(t, p) for t, p in pairs(shares)),
+        tuple(lines),
         tuple(LABELS[c] for c in COLUMNS),
         rows,
         tuple(verdict_line(v) for v in verdicts),

@@ -1,0 +1,45 @@
+"""Where real traffic's tail goes: the stage shares of the period's real requests per class.
+
+Real traffic is every trace of stored server spans (``server_spans``) in no probe's trace whose
+spans ended in the period, one request per trace (:mod:`monitor.bottleneck.traffic`: its stages
+from :mod:`monitor.traces.stages`, its class by the goodput of real traffic's rule). The shares
+are :func:`monitor.bottleneck.tail.attribute` of those samples — the probes' definition, on a
+server-side population. Classes without a single real request are left out (nothing to say).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from monitor.bottleneck.tail import TRAFFIC, TailShare, attribute
+from monitor.bottleneck.traffic import by_trace, traffic_samples
+from monitor.model import Model
+from monitor.slo.span_goodput import SpanJudge
+from monitor.store.tables import ProbeResultRow, ServerSpanRow
+from monitor.traces.span import ServerSpan
+
+P, S = ProbeResultRow, ServerSpanRow
+COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.ttft, S.prefill, S.decode,
+           S.e2e, S.prompt_tokens, S.completion_tokens, S.service_name, S.error_type)  # fmt: skip
+
+
+def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
+    probe_traces = select(P.trace_id).where(P.trace_id.is_not(None))
+    q = select(*COLUMNS).where(S.end_time > start, S.end_time <= end, S.trace_id.not_in(probe_traces))
+    names = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",
+             "service_name", "error_type")  # fmt: skip
+    for row in session.execute(q.order_by(S.start_time, S.span_id)):
+        r: tuple[Any, ...] = tuple(row)
+        yield ServerSpan(r[0], r[1], r[2], r[3], r[4], **dict(zip(names, r[5:], strict=True)))
+
+
+def traffic_tail(model: Model, session: Session, start: float, end: float) -> tuple[TailShare, ...]:
+    """Each class's real-traffic tail and typical shares over ``(start, end]`` (module docstring)."""
+    judge = SpanJudge(model)
+    samples = traffic_samples(by_trace(_spans(session, start, end)), lambda s: judge.request_class(s)[0])
+    seen = {s.request_class for s in samples}
+    return tuple(t for t in attribute(model, samples, TRAFFIC) if t.request_class in seen)
