@@ -5,6 +5,7 @@ spans ended in the period, one request per trace (:mod:`monitor.bottleneck.traff
 from :mod:`monitor.traces.stages`, its class by the goodput of real traffic's rule). The shares
 are :func:`monitor.bottleneck.tail.attribute` of those samples — the probes' definition, on a
 server-side population. Classes without a single real request are left out (nothing to say).
+A week with more than :data:`MAX_TRACES` traces is attributed on a uniform sample of them.
 """
 
 from __future__ import annotations
@@ -27,9 +28,16 @@ COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.t
            S.e2e, S.prompt_tokens, S.completion_tokens, S.service_name, S.error_type)  # fmt: skip
 
 
+#: At most this many traces are read (a week of real traffic may hold millions): those with the
+#: smallest trace ids — random 128-bit ids, so a uniform sample, and the same one on every run.
+MAX_TRACES = 50_000
+
+
 def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
     probe_traces = select(P.trace_id).where(P.trace_id.is_not(None))
-    q = select(*COLUMNS).where(S.end_time > start, S.end_time <= end, S.trace_id.not_in(probe_traces))
+    inside = (S.end_time > start, S.end_time <= end, S.trace_id.not_in(probe_traces))
+    traces = select(S.trace_id).where(*inside).distinct().order_by(S.trace_id).limit(MAX_TRACES)
+    q = select(*COLUMNS).where(*inside, S.trace_id.in_(traces))
     names = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",
              "service_name", "error_type")  # fmt: skip
     for row in session.execute(q.order_by(S.start_time, S.span_id)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,17 @@ def test_every_format_says_it_apart_from_the_probes(report: tuple[dict[str, obje
     assert line in md and line in page
     assert "chat (real traffic)" in md and "chat (real traffic)" in page
     assert "P95+ TTFT of chat: not attributed (1 probe request(s)" in md  # the probe is not traffic
+
+
+def test_a_busy_week_is_read_as_a_bounded_uniform_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At most MAX_TRACES traces are read — the smallest trace ids, the same ones every run."""
+    from monitor.report import collect_traffic
+
+    monkeypatch.setattr(collect_traffic, "MAX_TRACES", 20)
+    spans = [_vllm(k, 0.05, trace=f"{(k * 7919) % 97:032x}") for k in range(30)]
+    model, url = stored(tmp_path, CONFIG, lambda m: [spans_op(spans)])
+    doc = json.loads(rendered(model, url).json)
+    typical = next(t for t in doc["traffic_tail"] if (t["latency"], t["band"]) == ("ttft", "p50"))
+    assert typical["requests"] == 20
