@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from monitor.conventions import BURN_ALERTS, BurnAlert
 from monitor.model import SLO
@@ -102,15 +103,21 @@ def status_of(slo: SLO, results: Iterable[WindowResult]) -> tuple[str, str | Non
     return STATUS_OK, None
 
 
+@lru_cache(maxsize=65536)
+def _conditions(slo: SLO) -> tuple[tuple[BurnAlert, float, int], ...]:
+    """Each burn condition of ``slo`` with its error-ratio threshold and its events guard (the
+    same at every instant: computed once per SLO, not once per evaluation)."""
+    return tuple((alert, burn.threshold(slo, alert), min_events(slo, alert)) for alert in BURN_ALERTS)
+
+
 def burn_alerts(slo: SLO, results: Iterable[WindowResult]) -> list[BurnAlert]:
     """The multi-window burn-rate conditions (SRE Workbook) that ``results`` satisfy, pages first."""
     by_name = {r.window: r for r in results}
     fired = []
-    for alert in BURN_ALERTS:
+    for alert, threshold, guard in _conditions(slo):
         long_w, short_w = by_name.get(alert.long_window), by_name.get(alert.short_window)
-        threshold = burn.threshold(slo, alert)
         ratios = [_error_ratio(w) for w in (long_w, short_w)]
-        enough = long_w is not None and long_w.total >= min_events(slo, alert)
+        enough = long_w is not None and long_w.total >= guard
         if enough and all(r is not None and r > threshold for r in ratios):
             fired.append(alert)
     return fired

@@ -37,6 +37,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sqlalchemy import func, literal, select, union_all
 from sqlalchemy.orm import Session
@@ -58,6 +59,11 @@ def floor_hour(t: float) -> float:
     return math.floor(t / HOUR) * HOUR
 
 
+def hour_number(boundary: float) -> int:
+    """An hour boundary as its hour number (boundary / HOUR, rounded against float error)."""
+    return round(boundary / HOUR)
+
+
 @dataclass
 class _State:
     """One SLO's running sums (see the module docstring)."""
@@ -67,9 +73,17 @@ class _State:
     total: array[float]
     now: list[float]
     heads: dict[float, list[float]] = field(default_factory=dict)
+    first: int = 0  # base as an hour number (base / HOUR), so that cum_at indexes without rounding
+
+    def __post_init__(self) -> None:
+        self.first = hour_number(self.base)
 
     def cum(self, hour: float) -> tuple[float, float] | None:
-        i = round((hour - self.base) / HOUR)
+        return self.cum_at(hour_number(hour))
+
+    def cum_at(self, number: int) -> tuple[float, float] | None:
+        """cum at the hour boundary ``number · HOUR``."""
+        i = number - self.first
         if i < 0 or i >= len(self.good):
             return None
         return self.good[i], self.total[i]
@@ -83,6 +97,39 @@ class _State:
         if extra >= TRIM:
             del self.good[:extra], self.total[:extra]
             self.base += extra * HOUR
+            self.first += extra
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What one step from ``before`` to ``at`` means for every SLO's state."""
+
+    open_hour: float  # the hour end of the state's open hour, (⌊before⌋, ⌊before⌋ + 1h]
+    now_hour: float  # the hour end of the new open hour
+    top: float  # ⌊at⌋: cum is complete through it after the step
+    kept: dict[float, bool]  # window length -> its head stays in the same hour
+
+
+def _step_one(state: _State, step: _Step, new: Sums, parts: dict[float, list[float]]) -> None:
+    """One SLO across ``step``: ``new`` (the step's slices by hour end), ``parts`` (by window
+    length: the slices that left the window, now in its head)."""
+    hours = {float(h): list(v) for h, v in new.items()}
+    open_hour = hours.setdefault(step.open_hour, [0.0, 0.0])
+    open_hour[0] += state.now[0]
+    open_hour[1] += state.now[1]
+    last = state.base + (len(state.good) - 1) * HOUR
+    if step.top > last:
+        zero = [0.0, 0.0]
+        state.complete((v[0], v[1]) for v in (hours.get(h, zero) for h in _boundaries(last, step.top)))
+    state.now = hours.get(step.now_hour, [0.0, 0.0])
+    heads = state.heads
+    for length, kept in step.kept.items():
+        part = parts.get(length)
+        old = heads.get(length) if kept else None
+        if old is None:
+            heads[length] = [part[0], part[1]] if part is not None else [0.0, 0.0]
+        elif part is not None:
+            heads[length] = [old[0] + part[0], old[1] + part[1]]
 
 
 class RunningCounts:
@@ -93,6 +140,8 @@ class RunningCounts:
         self.lengths: frozenset[float] = frozenset()
         self.horizon = 0.0
         self._states: dict[str, _State] = {}
+        #: per window start at the current step: what it reads (:meth:`_plan`), shared by every SLO
+        self._plans: dict[float, tuple[int, int, float | Literal[False] | None]] = {}
 
     def memory(self) -> int:
         """Bytes held by the tracked SLOs' sums (arrays, lists and dictionaries, not the ids)."""
@@ -117,6 +166,7 @@ class RunningCounts:
         tracked but not in ``slo_ids`` are forgotten: they were not read up to ``at``."""
         lengths = frozenset(_key(n) for n in lengths)
         self.horizon = pruned_before(session)
+        self._plans.clear()
         if self.at is None or at < self.at or lengths != self.lengths:
             self.forget()
         self.lengths = lengths
@@ -132,24 +182,33 @@ class RunningCounts:
         state = self._states.get(slo_id)
         if state is None or end != self.at:
             return None
-        upper = state.cum(floor_hour(end))
-        head = self._head(state, start, end)
-        if upper is None or head is None:
+        plan = self._plans.get(start)
+        if plan is None:
+            plan = self._plans[start] = self._plan(start, end)
+        top, hour, head = plan
+        upper, below = state.cum_at(top), state.cum_at(hour)
+        if upper is None or below is None or head is False:
             return None
-        return upper[0] + state.now[0] - head[0], upper[1] + state.now[1] - head[1]
+        if head is not None:  # R(start) = cum(⌊start⌋) + the head's slices
+            part = state.heads.get(head)
+            if part is None:
+                return None
+            below = below[0] + part[0], below[1] + part[1]
+        return upper[0] + state.now[0] - below[0], upper[1] + state.now[1] - below[1]
 
-    def _head(self, state: _State, start: float, end: float) -> tuple[float, float] | None:
-        """R(start): events of slices ending at or before ``start`` (in cum's terms)."""
-        hour = floor_hour(start)
-        below = state.cum(hour)
-        if below is None or start == hour:
-            return below
+    def _plan(self, start: float, end: float) -> tuple[int, int, float | Literal[False] | None]:
+        """What a window ``(start, end]`` at this step reads, the same for every SLO: the hour
+        numbers of R(end) and of R(start), and its head — a window length (``heads`` key), None
+        when R(start) is the hour's cum alone (an hour boundary, or a pruned raw head whose whole
+        hour comes from the rollup), False when the state cannot answer (EventCounts reads it)."""
+        hour, top = floor_hour(start), hour_number(floor_hour(end))
+        if start == hour:
+            return top, hour_number(hour), None
         if start < self.horizon:  # raw head pruned: its whole hour comes from the rollup
-            return below if floor_hour(end) > hour + HOUR else None
-        part = state.heads.get(_key(end - start))
-        if part is None or hour < self.horizon:  # a head hour pruned in part: EventCounts reads it
-            return None
-        return below[0] + part[0], below[1] + part[1]
+            return top, hour_number(hour), None if floor_hour(end) > hour + HOUR else False
+        if hour < self.horizon:  # a head hour pruned in part: EventCounts reads it
+            return top, hour_number(hour), False
+        return top, hour_number(hour), _key(end - start)
 
     # --- reading the store ----------------------------------------------------------------
 
@@ -160,34 +219,22 @@ class RunningCounts:
             lo, hi = before - length, at - length
             ranges.append((length, max(lo, floor_hour(hi)), hi))
         new: dict[str, Sums] = defaultdict(dict)
-        parts: dict[float, dict[str, list[float]]] = defaultdict(dict)
+        parts: dict[str, dict[float, list[float]]] = defaultdict(dict)
         for label, slo_id, hour, good, total in _range_sums(session, ranges, None):
             if label == 0.0:
                 new[slo_id][hour] = [good, total]
             else:
-                parts[label][slo_id] = [good, total]
+                parts[slo_id][label] = [good, total]
+        # the same for every SLO at this step: which heads stay in their hour, the hours closed
+        step = _Step(
+            open_hour=floor_hour(before) + HOUR,
+            now_hour=floor_hour(at) + HOUR,
+            top=floor_hour(at),
+            kept={n: floor_hour(before - n) == floor_hour(at - n) for n in self.lengths},
+        )
+        empty: dict[float, list[float]] = {}
         for slo_id, state in self._states.items():
-            self._step_one(
-                state, before, at, new.get(slo_id, {}), {k: v.get(slo_id) for k, v in parts.items()}
-            )
-
-    def _step_one(
-        self, state: _State, before: float, at: float, new: Sums, parts: dict[float, list[float] | None]
-    ) -> None:
-        """One SLO from ``before`` to ``at``: ``new`` by hour end, ``parts`` by window length."""
-        hours = {float(h): list(v) for h, v in new.items()}
-        open_hour = hours.setdefault(floor_hour(before) + HOUR, [0.0, 0.0])
-        open_hour[0] += state.now[0]
-        open_hour[1] += state.now[1]
-        last = state.base + (len(state.good) - 1) * HOUR
-        zero = [0.0, 0.0]
-        state.complete((v[0], v[1]) for v in (hours.get(h, zero) for h in _boundaries(last, floor_hour(at))))
-        state.now = hours.get(floor_hour(at) + HOUR, [0.0, 0.0])
-        for length in self.lengths:
-            part = parts.get(length) or [0.0, 0.0]
-            same_hour = floor_hour(before - length) == floor_hour(at - length)
-            old = state.heads.get(length, [0.0, 0.0]) if same_hour else [0.0, 0.0]
-            state.heads[length] = [old[0] + part[0], old[1] + part[1]]
+            _step_one(state, step, new.get(slo_id, empty), parts.get(slo_id, empty))
 
     def _rebuild(self, session: Session, slo_ids: Sequence[str]) -> None:
         """Build ``slo_ids``' sums at ``self.at`` from the rollups and the raw ragged hours."""
@@ -248,5 +295,5 @@ def _range_sums(
         if slo_ids is not None:
             q = q.where(s.slo_id.in_(slo_ids))
         parts.append(q.group_by(s.slo_id, "hour") if label == 0.0 else q.group_by(s.slo_id))
-    rows = session.execute(union_all(*parts))
-    return [(float(a), str(b), float(c), float(d), float(e)) for a, b, c, d, e in rows]
+    rows = session.execute(union_all(*parts)).all()  # fetched at once: 11 rows per SLO a step
+    return [(float(a), b, float(c), float(d), float(e)) for a, b, c, d, e in rows]
