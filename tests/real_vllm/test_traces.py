@@ -73,8 +73,8 @@ DESCHEDULED = 0.05
 def test_the_stages_of_real_spans_add_up_to_the_servers_own_e2e(real: Real) -> None:
     """Issue 25: every stored vLLM span read as a trace's stages (monitor.traces.stages): the stages
     tile the span exactly, sum to the e2e vLLM itself reported (``gen_ai.latency.e2e``, an
-    independent stamp) within 1 ms at the median span (within 50 ms for every span), none is
-    negative beyond that, and tokenization (arrival to QUEUED) is vLLM's TTFT less queue and prefill."""
+    independent stamp) within 1 ms at the median span (within 50 ms for every span), no measured
+    stage is negative beyond 1 ms, and tokenization (arrival to QUEUED) is vLLM's TTFT less queue and prefill."""
     wait_for_probe_round(real)
     rows = wait_until(lambda: real.rows(ServerSpanRow, ServerSpanRow.e2e.is_not(None)), 30, "stored spans")
     gaps = []
@@ -87,7 +87,11 @@ def test_the_stages_of_real_spans_add_up_to_the_servers_own_e2e(real: Real) -> N
         total = sum(v for v in stages.values() if v is not None)
         assert total == pytest.approx(row.end_time - row.start_time, abs=1e-9)
         gaps.append(abs(total - row.e2e))
-        assert all(v is not None and v >= -STAGE_SUM_TOLERANCE for v in stages.values()), stages
+        measured = [v for k, v in stages.items() if k != "other"]
+        assert all(v is not None and v >= -STAGE_SUM_TOLERANCE for v in measured), stages
+        # other = the last token's trip to the frontend less the first's (TTFT is stamped there,
+        # decode in the engine): below zero when the first token waited longer (a busy machine)
+        assert abs(stages["other"] or 0.0) <= DESCHEDULED, stages
         assert stages["tokenization"] == pytest.approx(row.ttft - row.queue - row.prefill, abs=1e-9)
         assert stages["retry"] == 0.0 and stages["network"] == pytest.approx(0.0, abs=1e-9)
     assert statistics.median(gaps) <= STAGE_SUM_TOLERANCE and max(gaps) <= DESCHEDULED, sorted(gaps)
