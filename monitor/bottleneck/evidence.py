@@ -51,9 +51,9 @@ class Evidence:
         return None if s is None else s.dominant
 
     def _owner(self, metric: str) -> str | None:
-        stage = self._stage(metric)
-        share = None if stage is None else dict(self.band(metric).shares)[stage]  # type: ignore[union-attr]
-        return stage if share is not None and share >= OWNS else None
+        s = self.band(metric)
+        stage = None if s is None else s.dominant
+        return stage if s is not None and stage is not None and dict(s.shares)[stage] >= OWNS else None
 
     @property
     def ttft_owner(self) -> str | None:
