@@ -68,21 +68,19 @@ def hour_number(boundary: float) -> int:
 class _State:
     """One SLO's running sums (see the module docstring)."""
 
-    base: float  # the hour boundary cum starts after: cum[i] covers (base, base + i·HOUR]
+    first: int  # the hour number cum starts after: cum[i] covers (base, base + i·HOUR]
     good: array[float]
     total: array[float]
     now: list[float]
     heads: dict[float, list[float]] = field(default_factory=dict)
-    first: int = 0  # base as an hour number (base / HOUR), so that cum_at indexes without rounding
 
-    def __post_init__(self) -> None:
-        self.first = hour_number(self.base)
-
-    def cum(self, hour: float) -> tuple[float, float] | None:
-        return self.cum_at(hour_number(hour))
+    @property
+    def base(self) -> float:
+        """The hour boundary cum starts after (``first · HOUR``)."""
+        return self.first * HOUR
 
     def cum_at(self, number: int) -> tuple[float, float] | None:
-        """cum at the hour boundary ``number · HOUR``."""
+        """cum at the hour boundary ``number · HOUR`` (hour numbers: no rounding per lookup)."""
         i = number - self.first
         if i < 0 or i >= len(self.good):
             return None
@@ -96,7 +94,6 @@ class _State:
         extra = len(self.good) - (KEEP_HOURS + 1)
         if extra >= TRIM:
             del self.good[:extra], self.total[:extra]
-            self.base += extra * HOUR
             self.first += extra
 
 
@@ -201,14 +198,15 @@ class RunningCounts:
         numbers of R(end) and of R(start), and its head — a window length (``heads`` key), None
         when R(start) is the hour's cum alone (an hour boundary, or a pruned raw head whose whole
         hour comes from the rollup), False when the state cannot answer (EventCounts reads it)."""
-        hour, top = floor_hour(start), hour_number(floor_hour(end))
+        hour = floor_hour(start)
+        head: float | Literal[False] | None = _key(end - start)
         if start == hour:
-            return top, hour_number(hour), None
-        if start < self.horizon:  # raw head pruned: its whole hour comes from the rollup
-            return top, hour_number(hour), None if floor_hour(end) > hour + HOUR else False
-        if hour < self.horizon:  # a head hour pruned in part: EventCounts reads it
-            return top, hour_number(hour), False
-        return top, hour_number(hour), _key(end - start)
+            head = None
+        elif start < self.horizon:  # raw head pruned: its whole hour comes from the rollup
+            head = None if floor_hour(end) > hour + HOUR else False
+        elif hour < self.horizon:  # a head hour pruned in part: EventCounts reads it
+            head = False
+        return hour_number(floor_hour(end)), hour_number(hour), head
 
     # --- reading the store ----------------------------------------------------------------
 
@@ -243,7 +241,8 @@ class RunningCounts:
         base = top - KEEP_HOURS * HOUR
         for i in range(0, len(slo_ids), CHUNK):
             chunk = list(slo_ids[i : i + CHUNK])
-            states = {s: _State(base, array("d", [0.0]), array("d", [0.0]), [0.0, 0.0]) for s in chunk}
+            first = hour_number(base)
+            states = {s: _State(first, array("d", [0.0]), array("d", [0.0]), [0.0, 0.0]) for s in chunk}
             self._rebuild_hours(session, states, base, top)
             ranges = [(0.0, top, at)] + [(n, floor_hour(at - n), at - n) for n in sorted(self.lengths)]
             for label, slo_id, _, good, total in _range_sums(session, ranges, chunk):
