@@ -19,11 +19,12 @@ from sqlalchemy.orm import Session
 from monitor.bottleneck.tail import TRAFFIC, TailShare, attribute
 from monitor.bottleneck.traffic import by_trace, traffic_samples
 from monitor.model import Model
+from monitor.report.goodput import real_traffic
 from monitor.slo.span_goodput import SpanJudge
-from monitor.store.tables import ProbeResultRow, ServerSpanRow
+from monitor.store.tables import ServerSpanRow
 from monitor.traces.span import ServerSpan
 
-P, S = ProbeResultRow, ServerSpanRow
+S = ServerSpanRow
 COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.ttft, S.prefill, S.decode,
            S.e2e, S.prompt_tokens, S.completion_tokens, S.service_name, S.error_type)  # fmt: skip
 
@@ -34,8 +35,7 @@ MAX_TRACES = 50_000
 
 
 def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
-    probe_traces = select(P.trace_id).where(P.trace_id.is_not(None))
-    inside = (S.end_time > start, S.end_time <= end, S.trace_id.not_in(probe_traces))
+    inside = real_traffic(start, end)
     traces = select(S.trace_id).where(*inside).distinct().order_by(S.trace_id).limit(MAX_TRACES)
     q = select(*COLUMNS).where(*inside, S.trace_id.in_(traces))
     names = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",

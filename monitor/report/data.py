@@ -292,6 +292,11 @@ class ReportData:
     traffic_tail: tuple[TailShare, ...] = ()  # report/collect_traffic.py: real traffic's tail, per class
 
     @property
+    def deployment_window_hours(self) -> int:
+        """The window before and after a deployment change, in whole hours (as every format says it)."""
+        return round(self.deployment_window_seconds / 3600)
+
+    @property
     def end(self) -> datetime:
         """Where the report's data ends (:attr:`as_of`, else the week's end)."""
         return self.as_of if self.as_of is not None else self.week.end

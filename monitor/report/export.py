@@ -176,7 +176,7 @@ def _capacity(c: Capacity) -> dict[str, Any]:
 
 def to_dict(data: ReportData) -> dict[str, Any]:
     """The report as plain JSON-ready values."""
-    hours = round(data.deployment_window_seconds / 3600)
+    hours = data.deployment_window_hours
     return {
         "schema": SCHEMA,
         "title": data.title,

@@ -100,9 +100,15 @@ def _probe_counts(model: Model, session: Session, in_week: tuple[Any, ...]) -> d
     return {name: (c[0], c[1]) for name, c in counts.items()}
 
 
-def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
+def real_traffic(start: float, end: float) -> tuple[ColumnElement[bool], ...]:
+    """The spans of real traffic in ``(start, end]``: ended in it, in no probe's trace (the one
+    population this section and the real-traffic tail, :mod:`monitor.report.collect_traffic`, count)."""
     probe_traces = select(P.trace_id).where(P.trace_id.is_not(None))
-    q = select(*_SPAN_COLUMNS).where(S.end_time > start, S.end_time <= end, S.trace_id.not_in(probe_traces))
+    return S.end_time > start, S.end_time <= end, S.trace_id.not_in(probe_traces)
+
+
+def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
+    q = select(*_SPAN_COLUMNS).where(*real_traffic(start, end))
     rows = session.connection().execution_options(stream_results=True, max_row_buffer=5000).execute(q)
     for row in rows:
         r: tuple[Any, ...] = tuple(row)

@@ -86,7 +86,7 @@ def _slos(d: ReportData) -> list[str]:
 
 def _reader(d: ReportData) -> list[str]:
     lines = [f"- {escape(display.reader_line(r))}" for r in d.reader]
-    hours = round(d.deployment_window_seconds / 3600)
+    hours = d.deployment_window_hours
     changed = " ".join(escape(display.deployment_line(dep, hours)) for dep in d.deployments)
     deployed = f"**Deployment:** {changed or 'no deployment changed this week.'}"
     return ["## In short", "", *lines, "", deployed, ""] if lines else []
@@ -143,7 +143,7 @@ def _deployments(d: ReportData) -> list[str]:
     if not d.deployments:
         return ["## Deployment changes", "", "No deployment changed this week.", ""]
     out = ["## Deployment changes", ""]
-    hours = round(d.deployment_window_seconds / 3600)
+    hours = d.deployment_window_hours
     for dep in d.deployments:
         out += [f"### {escape(dep.endpoint)} — {display.when(dep.at)}", ""]
         out += table(

@@ -69,7 +69,7 @@ def render_html(data: ReportData) -> str:
         png = charts.burn_down([s for s in data.series if s.request_class == c.name], tz)
         if png is not None:
             burn_charts.append((c.name, data_uri(png)))
-    hours = round(data.deployment_window_seconds / 3600)
+    hours = data.deployment_window_hours
     return (
         environment()
         .get_template(TEMPLATE)
