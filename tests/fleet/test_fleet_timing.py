@@ -24,6 +24,7 @@ import pytest
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.pool import NullPool
 
+from monitor.service.jobs import LOCK_GIVE_UP, LOCK_GIVE_UP_STEPS
 from monitor.sim.harness import running_simulator
 from monitor.store.migrate import upgrade
 from tests.fleet import pair
@@ -220,3 +221,8 @@ def test_an_evaluator_that_cannot_write_gives_up_the_lock(postgres_url: str, tmp
         log = (tmp_path / "a" / "run.log").read_text(errors="replace")
         assert "giving up the evaluator lock" in log, log[-2000:]
         print(f"standby took the lock {took:.1f} s after the evaluator's writes were refused")
+        # the evaluator gives up after min(LOCK_GIVE_UP, 3 steps) of failing writes; noticing the
+        # failure, releasing and the standby's next try are a step each (8 s measured against 6 s
+        # of limit). The 10 s margin is for a busy machine; a regression to the 30 s cap fails.
+        limit = min(LOCK_GIVE_UP, LOCK_GIVE_UP_STEPS * STEP)
+        assert took <= limit + 3 * STEP + 10.0, f"the standby took the lock after {took:.1f} s"

@@ -24,11 +24,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry
 from sqlalchemy import func, select
 
+from monitor.conventions import STORE_READINGS, STORE_SCRAPE_GAPS
 from monitor.model import Model, load_model
 from monitor.scrape import read_text
 from monitor.store import BufferedWriter, Store
+from monitor.store.metrics import StoreMetrics
 from monitor.store.migrate import upgrade
 from monitor.store.readings import reading_op
 from monitor.store.tables import (
@@ -92,9 +95,20 @@ class Pair:
 
     def __init__(self, folder: Path, model: Model) -> None:
         self.model, self.store = model, Store(model.storage.url)
+        self.registries = {r: CollectorRegistry() for r in ("a", "b")}
         self.writers = {
-            r: BufferedWriter(self.store, folder / f"spool-{r}", model=lambda: model) for r in ("a", "b")
+            r: BufferedWriter(
+                self.store,
+                folder / f"spool-{r}",
+                metrics=StoreMetrics(self.registries[r]),
+                model=lambda: model,
+            )
+            for r in ("a", "b")
         }
+
+    def said(self, replica: str, name: str, **labels: str) -> float | None:
+        """A sample of the replica's own ``/metrics`` (its StoreMetrics registry)."""
+        return self.registries[replica].get_sample_value(name, labels)
 
     def op(self, world: World, t: float, replica: str) -> dict[str, object]:
         reading = read_text(world.page(t), at=t)
@@ -161,6 +175,10 @@ def test_a_replicas_failed_scrape_is_filled_by_its_partner_not_counted_twice(pai
     assert pair.tiles() == [(a0, k_b, "interval"), (k_b, k1_a, "interval")]
     assert pair.counted() == w.between(a0, k1_a)
     assert pair.counted()[0] == 300  # 300 requests happened in (985, 1015]
+    # each replica says what it kept and what its partner had stored already
+    readings = STORE_READINGS
+    assert [pair.said("a", readings, result=r) for r in ("new", "duplicate")] == [2.0, 0.0]
+    assert [pair.said("b", readings, result=r) for r in ("new", "duplicate")] == [1.0, 2.0]
 
 
 def test_a_late_reading_splits_the_interval_it_falls_in(pair: Pair) -> None:
@@ -189,6 +207,8 @@ def test_readings_further_apart_than_the_gap_limit_are_a_gap_counted_nowhere(pai
     assert pair.counted() == w.between(after, later)
     with pair.store.session() as s:
         assert s.scalar(select(ScrapeGapRow.requests)) == w.between(before, after)[0]
+    assert pair.said("a", STORE_SCRAPE_GAPS) == 1.0  # the gap is visible on the replica's /metrics
+    assert pair.said("a", STORE_READINGS, result="new") == 3.0
 
 
 def test_a_reading_inside_an_interval_whose_first_reading_is_gone_is_dropped(pair: Pair) -> None:
