@@ -176,9 +176,8 @@ def test_a_replicas_failed_scrape_is_filled_by_its_partner_not_counted_twice(pai
     assert pair.counted() == w.between(a0, k1_a)
     assert pair.counted()[0] == 300  # 300 requests happened in (985, 1015]
     # each replica says what it kept and what its partner had stored already
-    readings = STORE_READINGS
-    assert [pair.said("a", readings, result=r) for r in ("new", "duplicate")] == [2.0, 0.0]
-    assert [pair.said("b", readings, result=r) for r in ("new", "duplicate")] == [1.0, 2.0]
+    for replica, kept in (("a", [2.0, 0.0]), ("b", [1.0, 2.0])):
+        assert [pair.said(replica, STORE_READINGS, result=r) for r in ("new", "duplicate")] == kept
 
 
 def test_a_late_reading_splits_the_interval_it_falls_in(pair: Pair) -> None:
