@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from monitor.addresses import LISTEN_PATTERN, LISTEN_WORDS, listen_address, storage_url_problem
 from monitor.conventions import PROBE_KINDS, PROBE_ONLY_SLIS, SLI_KINDS
 from monitor.durations import Duration, Latency, parse_duration
 from monitor.errors import ConfigError
@@ -32,16 +33,14 @@ CONFIG_VERSION = "m3mon/v1"
 _NAME = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
 _URL = r"^https?://[^\s/]+(/[^\s]*)?$"
 _ENV_VAR = r"^[A-Za-z_][A-Za-z0-9_]*$"
-_LISTEN = r"^[^\s:]+:\d{1,5}$"
+_LISTEN = LISTEN_PATTERN
 _SCHEDULE = r"^(mon|tue|wed|thu|fri|sat|sun) \d{2}:\d{2}$"
-#: Databases the store runs on (SQLAlchemy URL schemes, with or without a driver: postgresql+psycopg).
-STORAGE_SCHEMES = ("sqlite", "postgresql", "postgres")
 #: What a value failing each pattern should have looked like, in words.
 _PATTERN_WORDS = {
     _NAME: "a lowercase name of letters, digits, '_', '.' or '-'",
     _URL: "an http:// or https:// URL",
     _ENV_VAR: "an environment variable name such as M3_API_KEY",
-    _LISTEN: "HOST:PORT such as 127.0.0.1:9464",
+    _LISTEN: LISTEN_WORDS,
     _SCHEDULE: "a weekly time such as 'mon 09:00'",
 }
 
@@ -214,11 +213,9 @@ class StorageSpec(_Strict):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        scheme = value.partition(":")[0].partition("+")[0]
-        if scheme not in STORAGE_SCHEMES:
-            head, at, host = value.rpartition("@")
-            shown = f"{head.partition('://')[0]}://***@{host}" if at else value  # never echo a password
-            raise ValueError(f"expected a sqlite:/// or postgresql:// URL, got {shown!r}")
+        problem = storage_url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 
@@ -241,10 +238,7 @@ class ExporterSpec(_Strict):
     @field_validator("listen")
     @classmethod
     def _port(cls, value: str) -> str:
-        port = int(value.rpartition(":")[2])
-        if not 1 <= port <= 65535:
-            raise ValueError(f"expected a port from 1 to 65535, got {value!r}")
-        return value
+        return listen_address(value)
 
 
 class RouteSpec(_Strict):

@@ -128,9 +128,10 @@ KV_EVICTION_BEFORE_REUSE: Final = "m3mon_kv_eviction_before_reuse_ratio"
 #: verdict that holds and 0 for the others (labels class, verdict; values monitor.bottleneck.rules).
 BOTTLENECK_VERDICT: Final = "m3mon_bottleneck_verdict"
 L_VERDICT: Final = "verdict"
-#: The stage shares of each class's probe requests at or above P95 (``quantile="p95"``) and at or
-#: below P50 (``"p50"``) of TTFT and e2e over the verdict's window (labels class, latency, quantile,
-#: stage; ``stage`` also ``other``: what no stage explains).
+#: The stage shares of each class's probe requests at or above P95 (``quantile="p95"``), at or
+#: above P99 (``"p99"``, with 100 requests in the window) and at or below P50 (``"p50"``) of TTFT
+#: and e2e over the verdict's window (labels class, latency, quantile, stage; ``stage`` also
+#: ``other``: what no stage explains).
 TAIL_STAGE_SHARE: Final = "m3mon_tail_stage_share_ratio"
 L_LATENCY: Final = "latency"
 L_QUANTILE: Final = "quantile"

@@ -55,7 +55,7 @@ class GenerateError(M3MonError):
 
 
 class ServiceError(M3MonError):
-    """``m3mon run`` could not start, e.g. its ``exporter.listen`` address is taken."""
+    """``m3mon run`` or ``m3mon sim`` could not start, e.g. the address it listens on is taken."""
 
 
 class ReportError(M3MonError):

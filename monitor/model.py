@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from monitor.addresses import checked_storage_url
 from monitor.config import ConfigSpec, load_config, parse_maintenance_file, sqlite_beside
 from monitor.conventions import LATENCY_SLIS, PROBE_LATENCY_BUCKETS, period_window
 from monitor.errors import ConfigError
@@ -63,6 +64,17 @@ class Endpoint:
     def api_key(self) -> str | None:
         """The API key, read from the environment at call time (never stored or logged)."""
         return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def key_unset(self) -> str | None:
+        """``endpoint E: api_key_env V is not set in this environment (...)`` when ``api_key_env``
+        names an unset (or empty) variable: the one wording check-config, probe, replay and contract
+        print and ``m3mon run`` logs. None when there is no such problem."""
+        if not self.api_key_env or os.environ.get(self.api_key_env):
+            return None
+        return (
+            f"endpoint {self.name}: api_key_env {self.api_key_env} is not set in this environment "
+            "(scrapes and probes will send no API key)"
+        )
 
     def headers(self) -> dict[str, str]:
         key = self.api_key()
@@ -257,7 +269,7 @@ class Model:
 
     def keys_unset(self) -> tuple[Endpoint, ...]:
         """Endpoints whose ``api_key_env`` names a variable this environment does not set."""
-        return tuple(e for e in self.endpoints if e.api_key_env and not os.environ.get(e.api_key_env))
+        return tuple(e for e in self.endpoints if e.key_unset() is not None)
 
     def latency_buckets(self) -> tuple[float, ...]:
         """Probe histogram edges: the defaults plus every SLO threshold, so SLOs are exact."""
@@ -346,9 +358,10 @@ def build_model(
     )
     s = spec.storage
     # a relative SQLite file is beside the config file; an environment URL is taken as given
-    url = os.environ.get(STORAGE_URL_ENV) or (
+    env_url = os.environ.get(STORAGE_URL_ENV)
+    url = checked_storage_url(env_url, STORAGE_URL_ENV) if env_url else (
         s.url if source.startswith("<") else sqlite_beside(s.url, Path(source).parent)
-    )
+    )  # fmt: skip
     storage = Storage(url, s.retention, s.buffer_dir, s.buffer_max_items)
     return Model(
         source=source,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from monitor.bottleneck.tail import Sample, TailShare, attribute_class
+from monitor.bottleneck.tail import MIN_REQUESTS_P99, Sample, TailShare, attribute_class
 from monitor.scrape.gpu_signals import GpuSignals
 from monitor.scrape.signals import Signals
 
@@ -31,12 +31,15 @@ class Evidence:
     request_class: str
     end: float
     window: float
-    tail: tuple[TailShare, ...]  # the class's TTFT and e2e shares, P95+ and <= P50
+    tail: tuple[TailShare, ...]  # the class's TTFT and e2e shares, P95+, P99+ and <= P50
     runs: int = 0  # probe runs completed in the window (answered or not)
     retried: int = 0  # of which needed more than one attempt
     tools: bool = False  # the class runs tool loops (agent sessions): its "other" is the application's
     sm_active: float | None = None  # mean SM activity of the class's GPUs (0..1)
     tensor_active: float | None = None
+    #: requests waiting (vLLM's num_requests_waiting, summed over engines): the mean over the later
+    #: half of the window's scrape intervals minus the mean over the earlier half (queue_growth())
+    queue_growth: float | None = None
     preemptions: float | None = None  # requests preempted in the class's pools over the window
     eviction_before_reuse: float | None = None  # share of evicted KV blocks idle <= the reuse gap
     prefix_hit_rate: float | None = None  # over the window (hits / queries)
@@ -87,16 +90,33 @@ class Evidence:
             and now <= before * PREFIX_DROP
         )
 
-    def summary(self) -> str:
-        """``P95+ TTFT 71% queue, e2e 60% decode; SM active 98%; 3 preemptions; 2/40 runs retried``."""
-        parts = []
+    def _leads(self, band: str) -> tuple[list[str], list[TailShare]]:
+        """(``TTFT 71% queue``-style leads of the attributed bands, the bands without an answer)."""
+        parts, missing = [], []
         for metric, name in (("ttft", "TTFT"), ("e2e", "e2e")):
-            s = self.band(metric)
+            s = self.band(metric, band)
             if s is not None and s.dominant is not None:
                 parts.append(f"{name} {dict(s.shares)[s.dominant]:.0%} {s.dominant.replace('_', ' ')}")
+            elif s is not None:
+                missing.append(s)
+        return parts, missing
+
+    def summary(self) -> str:
+        """``P95+ TTFT 71% queue, e2e 60% decode; P99+: not enough requests (40 of 100); SM active
+        98%; queue +3.5 waiting; 3 preemptions; 2/40 runs retried``."""
+        parts, _ = self._leads("p95")
         out = [f"P95+ {', '.join(parts)}" if parts else "tail not attributed"]
+        far, missing = self._leads("p99")
+        if parts and far:
+            out.append(f"P99+ {', '.join(far)}")
+        elif parts and missing:
+            out.append(f"P99+: not enough requests ({missing[0].requests} of {MIN_REQUESTS_P99})")
         if self.sm_active is not None:
             out.append(f"SM active {self.sm_active:.0%}")
+        if self.tensor_active is not None:
+            out.append(f"tensor active {self.tensor_active:.0%}")
+        if self.queue_growth is not None:
+            out.append(f"queue {self.queue_growth:+.1f} waiting")
         if self.preemptions:
             out.append(f"{self.preemptions:g} preemptions")
         if self.eviction_before_reuse is not None:
@@ -118,6 +138,7 @@ class Evidence:
             "retried": self.retried,
             "sm_active": self.sm_active,
             "tensor_active": self.tensor_active,
+            "queue_growth": self.queue_growth,
             "preemptions": self.preemptions,
             "eviction_before_reuse": self.eviction_before_reuse,
             "prefix_hit_rate": self.prefix_hit_rate,
@@ -140,6 +161,17 @@ def _eviction(intervals: Sequence[Signals]) -> float | None:
     ]
     blocks = sum(n for _, n in pairs)
     return sum(v * n for v, n in pairs) / blocks if blocks > 0 else None
+
+
+def queue_growth(waiting: Sequence[tuple[float, float]]) -> float | None:
+    """How much the queue grew over a window, from its scrape intervals' ``(end, requests waiting)``:
+    the mean waiting of the later half of the intervals (by end) minus that of the earlier half; with
+    an odd count the middle interval is in neither. None with fewer than two intervals."""
+    ordered = [w for _, w in sorted(waiting)]
+    half = len(ordered) // 2
+    if half == 0:
+        return None
+    return sum(ordered[-half:]) / half - sum(ordered[:half]) / half
 
 
 def _gpu_mean(gpus: Sequence[GpuSignals], name: str) -> float | None:
@@ -166,6 +198,7 @@ def gather(
     now = [s for s in intervals if start < s.end <= end]
     before = [s for s in intervals if start - window < s.end <= start]
     preempted = [s.total.preemptions for s in now if s.total.preemptions is not None]
+    waiting = [(s.end, s.total.waiting) for s in now if s.total.waiting is not None]
     return Evidence(
         request_class=cls,
         end=end,
@@ -176,6 +209,7 @@ def gather(
         tools=tools,
         sm_active=_gpu_mean(gpus, "sm_active"),
         tensor_active=_gpu_mean(gpus, "tensor_active"),
+        queue_growth=queue_growth(waiting),
         preemptions=sum(preempted) if preempted else None,
         eviction_before_reuse=_eviction(now),
         prefix_hit_rate=_hit_rate(now),

@@ -1,8 +1,9 @@
 """The verdict's gauges: each class's bottleneck (a state set) and its tail's stage shares.
 
 Labels are bounded: ``class`` (configured classes), ``verdict`` (:data:`~monitor.bottleneck.rules.
-VERDICTS`), ``latency`` (ttft, e2e), ``quantile`` (p95, p50) and ``stage`` (the latency's stages
-and ``other``). A band without an attribution publishes no shares (no stale values).
+VERDICTS`), ``latency`` (ttft, e2e), ``quantile`` (p95, p99, p50) and ``stage`` (the latency's stages
+and ``other``). A band without an attribution publishes no shares (no stale values): the P99+ band needs 100
+requests with a server view in the window (:data:`~monitor.bottleneck.tail.MIN_REQUESTS_P99`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class BottleneckMetrics:
         self.share = Gauge(
             TAIL_STAGE_SHARE,
             "Share of the latency of the class's probe requests in the band (p95: at or above P95; "
-            "p50: at or below P50) spent in the stage, over the verdict's window.",
+            "p99: at or above P99; p50: at or below P50) spent in the stage, over the verdict's window.",
             [L_CLASS, L_LATENCY, L_QUANTILE, L_STAGE],
             registry=registry,
         )

@@ -17,9 +17,16 @@ from dataclasses import dataclass
 
 from monitor.bottleneck.evidence import Evidence
 
-#: GPU-bound: the mean SM activity of the class's GPUs at or above this (dcgm-exporter's
-#: ``DCGM_FI_PROF_SM_ACTIVE``, AMD's GFX activity). Saturated engines sit above 0.9.
+#: GPU-bound: the GPUs are busy when the mean SM activity of the class's GPUs (dcgm-exporter's
+#: ``DCGM_FI_PROF_SM_ACTIVE``, AMD's ``gpu_prof_sm_active``) or their mean tensor-pipe activity
+#: (``DCGM_FI_PROF_PIPE_TENSOR_ACTIVE``, AMD's ``gpu_prof_tensor_active_percent``; where the
+#: exporter provides it) is at or above these. Saturated engines sit above 0.9 SM activity.
 SM_SATURATED = 0.85
+TENSOR_SATURATED = 0.85
+#: ... and saturated when, besides, the queue grew over the window: the mean requests waiting of
+#: the later half of its scrape intervals at least this many above the earlier half's
+#: (:func:`monitor.bottleneck.evidence.queue_growth`): work arrives faster than the GPUs finish it.
+QUEUE_GROWING = 1.0
 #: Retry storm: this share of the window's probe runs needed more than one attempt.
 RETRY_STORM = 0.10
 #: Cache thrash: this share of evicted KV blocks had been idle no longer than the typical reuse gap
@@ -71,8 +78,40 @@ def _engine(e: Evidence) -> bool:
     return e.ttft_stage in ENGINE_STAGES or e.e2e_stage in ENGINE_STAGES
 
 
+def _busy(e: Evidence) -> bool:
+    sm = e.sm_active is not None and e.sm_active >= SM_SATURATED
+    return sm or (e.tensor_active is not None and e.tensor_active >= TENSOR_SATURATED)
+
+
+def _gpu_read(e: Evidence) -> bool:
+    return e.sm_active is not None or e.tensor_active is not None
+
+
+def _growing(e: Evidence) -> bool:
+    return e.queue_growth is not None and e.queue_growth >= QUEUE_GROWING
+
+
 def _saturated(e: Evidence) -> bool:
-    return e.sm_active is not None and e.sm_active >= SM_SATURATED
+    """SM or tensor activity high while the queue grows (issue 25's GPU saturation)."""
+    return _busy(e) and _growing(e)
+
+
+def _not_saturated(e: Evidence) -> bool:
+    """A reading says the GPUs had room: activity below both thresholds, or busy with a queue that
+    did not grow (None when it cannot be told: no GPU reading, or busy and no queue reading)."""
+    if not _gpu_read(e):
+        return False
+    return not _busy(e) or (e.queue_growth is not None and not _growing(e))
+
+
+_BUSY = (
+    f"the GPUs are busy (mean SM activity at least {SM_SATURATED:.0%} or mean tensor activity at "
+    f"least {TENSOR_SATURATED:.0%})"
+)
+_GROWING = (
+    f"the queue grew over the window (mean requests waiting in the later half of its scrape "
+    f"intervals at least {QUEUE_GROWING:g} above the earlier half's)"
+)
 
 
 RULES: tuple[Rule, ...] = (
@@ -105,18 +144,19 @@ RULES: tuple[Rule, ...] = (
          "enable prefix caching; lower max-model-len or max-num-seqs so the KV pool holds the working set; "
          "separate pools for long-context classes; more KV capacity (GPUs)"),
     Rule("gpu_bound", "GPU-bound",
-         f"an engine stage has the largest share of a tail and the GPUs' mean SM activity is at least "
-         f"{SM_SATURATED:.0%}",
+         f"an engine stage has the largest share of a tail, {_BUSY} and {_GROWING}",
          lambda e: _engine(e) and _saturated(e),
          "the GPUs have no headroom: more warm capacity (replicas), chunked prefill to keep decode "
          "moving, a smaller max-model-len; scaling the scheduler will not help"),
     Rule("scheduler_bound", "scheduler/queue-bound",
-         f"queue time owns the TTFT tail and the GPUs' mean SM activity is below {SM_SATURATED:.0%}",
-         lambda e: e.ttft_owner == "queue" and e.sm_active is not None,
+         "queue time owns the TTFT tail and a GPU reading says the GPUs are not saturated: not busy, "
+         "or busy while the queue did not grow",
+         lambda e: e.ttft_owner == "queue" and _not_saturated(e),
          "requests wait while the GPUs have headroom: raise max-num-seqs / max-num-batched-tokens, "
          "enable chunked prefill, check for a stalled scheduler or a long prefill blocking the batch"),
     Rule("queue_bound", "queue-bound (GPU not read)",
-         "queue time owns the TTFT tail and no GPU reading covers the class's endpoints",
+         "queue time owns the TTFT tail and no GPU reading covers the class's endpoints (or the GPUs "
+         "are busy and no queue reading covers the window)",
          lambda e: e.ttft_owner == "queue",
          "configure gpu_exporter for the endpoints to tell GPU saturation from the scheduler"),
     Rule("none", "no bottleneck",

@@ -5,7 +5,8 @@ carry a server view (per-request metrics or their vLLM span, :mod:`monitor.repor
 service's bottleneck verdict reads the last window's probes, :mod:`monitor.bottleneck.live`):
 
 * the **tail** of a latency (``ttft`` or ``e2e``) is the requests at or above its nearest-rank
-  P95 over the period; the **typical** band, for contrast, the requests at or below its P50;
+  P95 over the period, and its **far tail** the requests at or above its nearest-rank P99; the
+  **typical** band, for contrast, the requests at or below its P50;
 * a stage's **share** in a band is the stage's seconds summed over the band's requests divided by
   the latency's seconds summed over them; ``other`` is what the stages do not explain (client-side
   work, and with per-request metrics alone the API server's tokenization, which is then inside
@@ -17,8 +18,11 @@ service's bottleneck verdict reads the last window's probes, :mod:`monitor.bottl
   0 for a request that did not report them;
 * the **dominant** stage of a band is the one with the largest share (``other`` included).
 
-A class needs :data:`MIN_REQUESTS` requests with a server view for an answer (at 20, the P95 tail
-holds two); below that, or without server views, it says why instead.
+A band needs :data:`MIN_BAND` requests with a server view for an answer: :data:`MIN_REQUESTS` (20)
+for the P95+ and ≤ P50 bands, :data:`MIN_REQUESTS_P99` (100) for the P99+ band — the same rule,
+scaled: the least count whose nearest-rank tail holds two requests (at 20 the P95 tail is the
+19th and 20th, at 100 the P99 tail the 99th and 100th). Below that it says why instead (``not
+enough requests`` in the report), never a share of one request.
 """
 
 from __future__ import annotations
@@ -53,8 +57,14 @@ STAGES: dict[str, tuple[str, ...]] = {
 }
 #: Stages a request may lack and still be attributed (0 seconds when it lacks them).
 OPTIONAL = ("retry", "tokenization", "tool_turnaround")
-BANDS = ("p95", "p50")  # the tail (at or above P95), the typical band (at or below P50)
+#: The tail (at or above P95), the far tail (at or above P99), the typical band (at or below P50).
+BANDS = ("p95", "p99", "p50")
+#: Each band's percentile (nearest rank); the P50 band is the requests at or below it.
+PERCENTILE = {"p95": 95, "p99": 99, "p50": 50}
 MIN_REQUESTS = 20
+MIN_REQUESTS_P99 = 100
+#: Requests with a server view a band needs (module docstring): its tail then holds two requests.
+MIN_BAND = {"p95": MIN_REQUESTS, "p99": MIN_REQUESTS_P99, "p50": MIN_REQUESTS}
 OTHER = "other"
 
 
@@ -64,9 +74,9 @@ class TailShare:
 
     request_class: str
     metric: str  # "ttft" or "e2e"
-    band: str  # "p95": at or above the P95; "p50": at or below the P50
-    requests: int  # requests in the band
-    bound: float | None  # the band's edge in seconds (the P95 or the P50)
+    band: str  # "p95"/"p99": at or above the P95/P99; "p50": at or below the P50
+    requests: int  # requests in the band (without an answer: the requests there were)
+    bound: float | None  # the band's edge in seconds (the P95, P99 or P50)
     shares: tuple[tuple[str, float], ...]  # (stage, share) in STAGES order, then OTHER
     why_none: str | None = None  # set (and shares empty) when there is no answer
 
@@ -91,12 +101,10 @@ def _usable(s: Sample, metric: str) -> bool:
 
 def _band(cls: str, metric: str, band: str, rows: list[Sample]) -> TailShare:
     ordered = sorted(v for s in rows if (v := _value(s, metric)) is not None)
-    bound = _rank(ordered, 95 if band == "p95" else 50)
-    inside = [
-        s
-        for s in rows
-        if ((_value(s, metric) or 0) >= bound if band == "p95" else (_value(s, metric) or 0) <= bound)
-    ]
+    bound = _rank(ordered, PERCENTILE[band])
+    low = band == "p50"
+    values = [(s, _value(s, metric) or 0.0) for s in rows]
+    inside = [s for s, v in values if (v <= bound if low else v >= bound)]
     total = sum(_value(s, metric) or 0.0 for s in inside)
     shares = [(p, sum(s.parts.get(p, 0.0) for s in inside) / total) for p in STAGES[metric]]
     shares.append((OTHER, 1.0 - sum(v for _, v in shares)))
@@ -109,15 +117,16 @@ TRAFFIC = "real-traffic request(s) (server spans)"
 
 
 def attribute_class(cls: str, samples: Sequence[Sample], what: str = PROBES) -> tuple[TailShare, ...]:
-    """One class's tail and typical shares of TTFT and e2e from ``samples`` (module docstring)."""
+    """One class's P95+, P99+ and typical shares of TTFT and e2e from ``samples`` (module docstring)."""
     out: list[TailShare] = []
     for metric in STAGES:
         rows = [s for s in samples if s.request_class == cls and _usable(s, metric)]
-        if len(rows) < MIN_REQUESTS:
-            why = f"{len(rows)} {what}; {MIN_REQUESTS} needed"
-            out += [TailShare(cls, metric, band, len(rows), None, (), why) for band in BANDS]
-            continue
-        out += [_band(cls, metric, band, rows) for band in BANDS]
+        for band in BANDS:
+            if len(rows) < MIN_BAND[band]:
+                why = f"{len(rows)} {what}; {MIN_BAND[band]} needed"
+                out.append(TailShare(cls, metric, band, len(rows), None, (), why))
+            else:
+                out.append(_band(cls, metric, band, rows))
     return tuple(out)
 
 

@@ -25,7 +25,7 @@ import asyncio
 import math
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +95,7 @@ def summary(model: Model) -> str:
                 f"{s.period_window} from {s.source}"
             )
             lines.append(f"        {detection_line(s)}")
+            lines.append(f"        {targets_line(model, s)}")
     storage = display_url(model.storage.url)
     lines.append(f"  SLOs: {len(model.slos)}; storage: {storage}; exporter: {model.exporter_listen}")
     return "\n".join(lines)
@@ -112,6 +113,29 @@ def detection_line(slo: SLO) -> str:
         )
         parts.append(f"{severity}: {cases}")
     return "detection: " + "; ".join(parts)
+
+
+def targets_line(model: Model, slo: SLO) -> str:
+    """When the SLO's other alerts fire: budget exhausted and exhaustion soon (a total outage and
+    10 % bad events from a healthy period), metric absent (from the last event)."""
+    from monitor.generate.sli import activity_seconds
+    from monitor.slo import burn
+
+    def cases(describe: Callable[[float], str]) -> str:
+        return ", ".join(
+            f"{'total outage' if e == 1 else f'{e:.0%} bad'} {describe(e)}" for e in burn.ERROR_RATES
+        )
+
+    parts = [f"exhausted: {cases(lambda e: burn.describe_exhausted(slo, e))}"]
+    if slo.exhaustion_within is not None:
+        within = slo.exhaustion_within
+        parts.append(f"exhaustion soon: {cases(lambda e: burn.describe_exhaustion_soon(slo, e, within))}")
+    quiet = activity_seconds(model, slo) if slo.source == "probes" else None
+    after = "completed probe" if quiet is not None else "server sample"
+    parts.append(
+        f"absent: {burn.describe_minutes(-(-burn.absent_seconds(quiet) // 60), '')} after the last {after}"
+    )
+    return "targets: " + "; ".join(parts)
 
 
 # --- probe volume (warnings) -------------------------------------------------------------------
@@ -181,11 +205,7 @@ def _short_line(f: ShortWindowFinding) -> str:
 def unset_keys(model: Model) -> list[str]:
     """One ``warning:`` line per endpoint whose ``api_key_env`` names an unset variable: its
     scrapes and probes would go out without a key and fail as 401s, not as a configuration error."""
-    return [
-        f"warning: endpoint {e.name}: api_key_env {e.api_key_env} is not set in this environment "
-        "(scrapes and probes will send no API key)"
-        for e in model.keys_unset()
-    ]
+    return [f"warning: {e.key_unset()}" for e in model.keys_unset()]
 
 
 def volume_lines(model: Model) -> list[str]:

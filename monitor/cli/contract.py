@@ -88,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         class_and_endpoint(model, name, None)
     profiles = _profiles(model, args.profile)
     end = parse_time(args.at)
+    if args.imports or args.check:  # both contact the endpoints
+        _warn_keys(model, args.classes, args.endpoint)
     imported = 0
     if args.imports:
         from monitor.cli.contract_import import import_runs
@@ -109,6 +111,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.check:
         return imported
     return max(imported, _check(args, model, contracts, {**learned, **profiles}))
+
+
+def _warn_keys(model: Model, classes: list[str] | None, endpoint: str | None) -> None:
+    from monitor.cli.failures import warn_unset_keys
+
+    names = classes or [c.name for c in model.classes]
+    serving = {e.name: e for name in names for e in model.endpoints_for(name)}
+    warn_unset_keys("m3mon contract", (e for e in serving.values() if endpoint is None or e.name == endpoint))
 
 
 def _learned(

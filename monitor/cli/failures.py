@@ -13,10 +13,15 @@ goes through :mod:`monitor.redact`.
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NoReturn
 
 from monitor.errors import ConfigError, M3MonError, UsageError
 from monitor.redact import one_line, redact
+
+if TYPE_CHECKING:
+    from monitor.model import Endpoint
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -29,6 +34,16 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")
+
+
+def warn_unset_keys(who: str, endpoints: Iterable[Endpoint]) -> None:
+    """One ``m3mon probe: warning: endpoint E: api_key_env V is not set ...`` line on stderr per
+    endpoint a command is about to contact without the key its config names (check-config prints
+    the same warning, ``m3mon run`` logs it: :meth:`monitor.model.Endpoint.key_unset`)."""
+    for e in endpoints:
+        problem = e.key_unset()
+        if problem is not None:
+            print(f"{who}: warning: {problem}", file=sys.stderr)
 
 
 def command_name(args: argparse.Namespace) -> str:

@@ -60,6 +60,7 @@ def table(results: Sequence[Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.cli.failures import warn_unset_keys
     from monitor.errors import ConfigError, ProbeError
     from monitor.model import load_model
     from monitor.probes.runner import run_round
@@ -71,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         results = asyncio.run(run_round(model, args.classes, args.kinds, jitter=not args.no_jitter))
     except ProbeError as exc:
         raise ConfigError([f"{args.config}: {exc}"]) from exc
+    probed = {r.endpoint for r in results}
+    warn_unset_keys("m3mon probe", (e for e in model.endpoints if e.name in probed))
     if args.json:
         for r in results:
             d = r.to_dict()

@@ -5,14 +5,16 @@ tokenizer, real tool loops and images), prints throughput, P50/P95/P99 of TTFT, 
 e2e, error categories, goodput and each SLO clause, and stores the run with the deployment
 fingerprint and the profile's digest (docs/contract.md). Exit 0 when every judged clause holds,
 1 when one does not, when the run is no evidence (the endpoint unreachable, its fingerprint
-unknown, or its deployment changed during the run; stored as such), or when the store cannot be
-written; 2 on bad input.
+unknown, its deployment changed during the run, or its prompts on average more than 2 % off the
+profile's sizes as the server counted them; stored as such, one line on stderr says why), or when
+the store cannot be written; 2 on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 
@@ -38,12 +40,20 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-#: A mean prompt size error above this is a warning (measured sizing holds 2 %).
-SIZE_WARNING = 0.05
-
-
 def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1000:.1f}"
+
+
+def _sizing_warning(sizing: str, error: float | None) -> str | None:
+    """The warning of a run whose prompts were not all sized to plan (some could not be, or the
+    endpoint cannot measure them); beyond the tolerance on average the run is no evidence instead
+    (:func:`monitor.contract.runs.evidence_problem`)."""
+    from monitor.replay.sizing import MEASURED, TOLERANCE
+
+    if sizing in ("", MEASURED):
+        return None
+    mean = "" if error is None else f"; mean size error {error:.1%}, within {TOLERANCE:.0%}"
+    return f"warning: prompts not all sized to plan ({sizing}{mean})"
 
 
 def render(d: dict[str, Any]) -> str:
@@ -70,11 +80,9 @@ def render(d: dict[str, Any]) -> str:
     error = s.get("prompt_token_error")
     sizing = s.get("prompt_sizing", "")
     lines.append(f"prompts: {sizing}; mean size error {'-' if error is None else f'{error:.1%}'}")
-    if "could not be sized" in sizing or (error is not None and error > SIZE_WARNING):
-        lines.append(
-            f"warning: prompts were {'-' if error is None else f'{error:.1%}'} off their planned sizes on "
-            f"average ({sizing}): capacities measured with them are not the profile's"
-        )
+    warning = _sizing_warning(sizing, error)
+    if warning and not d.get("not_evidence"):
+        lines.append(warning)
     for c in d["clauses"]:
         verdict = {True: "holds", False: "FAILS", None: "no data"}[c["holds"]]
         got = "-" if c["attained"] is None else f"{c['attained']:.2%}"
@@ -89,6 +97,7 @@ def render(d: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from monitor.cli.contract import class_and_endpoint
+    from monitor.cli.failures import warn_unset_keys
     from monitor.config import parse_duration
     from monitor.contract.runs import execute, store
     from monitor.errors import UsageError
@@ -114,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     db = None if args.no_store else Store(model.storage.url)
     if db is not None:
         db.check_schema()
+    warn_unset_keys("m3mon replay", [endpoint])
     bar = ProgressBar.for_terminal(duration, args.json)
     try:
         try:
@@ -128,4 +138,8 @@ def run(args: argparse.Namespace) -> int:
         if db is not None:
             db.close()
     print(json.dumps(doc, sort_keys=True) if args.json else render(doc))
-    return 0 if evidence.meets_slos is not False and evidence.not_evidence is None else 1
+    if evidence.not_evidence is not None:
+        stored = f"stored as failed run {doc['run_id']}" if "run_id" in doc else "not stored"
+        print(f"m3mon replay: not evidence: {evidence.not_evidence} ({stored})", file=sys.stderr)
+        return 1
+    return 0 if evidence.meets_slos is not False else 1

@@ -61,6 +61,7 @@ def _period(args: argparse.Namespace, timezone: str, now: datetime) -> Period:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.addresses import checked_storage_url
     from monitor.model import load_model
     from monitor.report import delivery, generate
     from monitor.store import Store
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         week = _period(args, model.report.timezone, now)
     except ReportError as exc:  # a bad --week, --since or report.timezone: bad input
         raise UsageError(str(exc)) from None
-    store = Store(args.db or model.storage.url)
+    store = Store(checked_storage_url(args.db, "--db") if args.db else model.storage.url)
     try:
         rendered = generate.render(generate.build(model, store, week, now))
     finally:

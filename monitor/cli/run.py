@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import re
 import signal
 from typing import Any
 
@@ -86,8 +85,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _listen(value: str) -> str:
+    """``--listen`` checked as ``exporter.listen`` is (:func:`monitor.config.listen_address`)."""
+    from monitor.addresses import listen_address
     from monitor.errors import UsageError
 
-    if not re.match(r"^[^\s:]+:\d{1,5}$", value):
-        raise UsageError(f"--listen: expected HOST:PORT such as 127.0.0.1:9464, got {value!r}")
-    return value
+    try:
+        return listen_address(value)
+    except ValueError as exc:
+        raise UsageError(f"--listen: {exc}") from None

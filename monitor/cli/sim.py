@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 from typing import Any
 
 from monitor.sim.config import VLLM_VERSION, SimConfig
@@ -158,13 +160,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--kv-cache-metrics-sample: expected a share from 0 to 1, got {cfg.kv_cache_metrics_sample:g}"
         )
+    sock = _bind(cfg.host, cfg.port)  # a taken port fails here, before anything is printed
     print(
         f"m3mon sim: vLLM {VLLM_VERSION} imitation serving {cfg.model} on http://{cfg.host}:{cfg.port}",
         flush=True,
     )
     app = create_app(cfg)
     tune_gc()
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         http=StampingHttpToolsProtocol,
         host=cfg.host,
@@ -172,4 +175,19 @@ def run(args: argparse.Namespace) -> int:
         log_level="info" if args.log_requests else "warning",
         access_log=args.log_requests,
     )
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the server starts: a taken or unusable address is one
+    line (:class:`~monitor.errors.ServiceError`, exit 1, as ``m3mon run`` on a taken address)."""
+    from monitor.errors import ServiceError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ServiceError(f"cannot listen on {host}:{port} (--host/--port): {why}") from None

@@ -43,7 +43,8 @@ def register(sub: Any) -> None:
     st.add_argument(
         "--week",
         metavar="YYYY-Www",
-        help="an ISO week (UTC): status at its end, and its attainment as the report's 'this week' counts it",
+        help="an ISO week (in report.timezone, as the report's): status at its end, and its attainment "
+        "as the report's 'this week' counts it",
     )
     st.add_argument("--json", action="store_true", help="print JSON instead of a table")
     st.set_defaults(func=run_status)
@@ -100,19 +101,29 @@ def _exhaustion_json(e: SLOEvaluation) -> dict[str, float | str | None]:
     return {w: "never" if t is not None and math.isinf(t) else t for w, t in exhaustion(e).by_window}
 
 
-#: What the table's calendar column means (printed under it, and the report says the same).
-WEEK_DEFINITION = "week: the ISO week (Monday 00:00 UTC) up to the status time"
+def week_definition(timezone: str) -> str:
+    """What the table's calendar column means (printed under it; the report says the same)."""
+    return f"week: the ISO week (Monday 00:00 {timezone}) up to the status time"
 
 
-def _iso_week(label: str) -> tuple[float, float]:
-    from monitor.errors import ReportError, UsageError
+def _iso_week(label: str, timezone: str) -> tuple[float, float]:
+    """``(start, end)`` of the ISO week ``label`` in ``timezone``: the report's period computation
+    (:func:`monitor.report.periods.iso_week`), its timezone too."""
+    from monitor.errors import ReportError
     from monitor.report.periods import iso_week, zone
 
     try:
-        period = iso_week(label, zone("UTC"))
+        period = iso_week(label, zone(timezone))
     except ReportError as exc:
         raise UsageError(str(exc)) from None
     return period.start.timestamp(), period.end.timestamp()
+
+
+def _week_to(at: float, timezone: str) -> tuple[float, float]:
+    """The ISO week in ``timezone`` holding ``at``, up to ``at`` (the report's periods too)."""
+    from monitor.report.periods import week_of, zone
+
+    return week_of(datetime.fromtimestamp(at, UTC), zone(timezone)).start.timestamp(), at
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -124,33 +135,36 @@ def run_status(args: argparse.Namespace) -> int:
     model = load_model(args.config)
     if args.week and args.at:
         raise UsageError("give --week or --at, not both")
-    week = _iso_week(args.week) if args.week else None
-    at = week[1] if week else parse_time(args.at)
+    timezone = model.report.timezone
+    given = _iso_week(args.week, timezone) if args.week else None
+    at = given[1] if given else parse_time(args.at)
+    week = given or _week_to(at, timezone)
     store = Store(model.storage.url)
     try:
         store.check_schema()
         with store.counter() as counts:
             evaluations = [evaluate_counts(slo, at, counts) for slo in model.slos]
-            whole = (
-                [window_result(s, Window("week", *week), *counts(s.id, *week)) for s in model.slos]
-                if week
-                else []
-            )
-        verdicts = _verdicts(model, store, week[0] if week else at - VERDICT_WINDOW, at)
+            weeks = [
+                window_result(s, Window("week", *week, rolling=False), *counts(s.id, *week))
+                for s in model.slos
+            ]
+        verdicts = _verdicts(model, store, week[0] if given else at - VERDICT_WINDOW, at)
     finally:
         store.close()
-    if week:  # the week that ends at ``at``, (Monday, Monday]: the report's "this week" of that ISO week
-        evaluations = [_with_week(e, w) for e, w in zip(evaluations, whole, strict=True)]
+    # the week in the report's timezone: with --week the whole ISO week, (Monday, Monday], the
+    # report's "this week" of it; else the ISO week holding ``at`` up to ``at``
+    evaluations = [_with_week(e, w) for e, w in zip(evaluations, weeks, strict=True)]
+    definition = week_definition(timezone)
     if args.json:
         out = [{**asdict(e), "time_to_exhaustion": _exhaustion_json(e)} for e in evaluations]
         found = [{"class": v.request_class, **v.to_json()} for v in verdicts]
-        doc = {"at": at, "week_definition": WEEK_DEFINITION, "evaluations": out, "bottleneck": found}
+        doc = {"at": at, "week_definition": definition, "evaluations": out, "bottleneck": found}
         print(json.dumps(doc, indent=2))
     else:
         print(f"SLO status at {datetime.fromtimestamp(at, UTC).isoformat()} (attainment per window)")
         print(format_table(evaluations, {s.id: s.period_window for s in model.slos}))
-        print(f"{WEEK_DEFINITION}{f'; --week {args.week}: that whole week' if week else ''}")
-        span = f"--week {args.week}" if week else f"the last {VERDICT_WINDOW / 60:g} min"
+        print(f"{definition}{f'; --week {args.week}: that whole week' if given else ''}")
+        span = f"--week {args.week}" if given else f"the last {VERDICT_WINDOW / 60:g} min"
         print(f"\nBottleneck over {span} (docs/bottleneck.md; from the store):")
         for v in verdicts:
             print(f"  {v.request_class}: {v.reason}")
@@ -170,7 +184,7 @@ def _verdicts(model: Model, store: Store, start: float, end: float) -> tuple[Ver
 
 
 def _with_week(e: SLOEvaluation, week: WindowResult) -> SLOEvaluation:
-    """``e`` with its calendar-week window replaced by the whole week ``week``."""
+    """``e`` with its calendar-week window replaced by ``week`` (the report's timezone)."""
     return dataclasses.replace(e, windows=tuple(week if w.window == "week" else w for w in e.windows))
 
 

@@ -3,7 +3,9 @@
 For each request class (the M3 guide's "production acceptance test"):
 
 * **Context ceiling**: the class's ``max_context_tokens``, the pool's max-model-len, and the share
-  of observed traffic (prompt + output) it covers (:mod:`monitor.contract.ceiling`).
+  of observed traffic (prompt + output) it covers (:mod:`monitor.contract.ceiling`). The KV-waste
+  advice is the pool's (:func:`pool_need`): a pool's --max-model-len must fit every class it
+  serves, so it is judged on the largest P99 of all the pool's traffic.
 * **Warm capacity**: the highest replay load (arrival rate, or concurrency) of a stored run on the
   pool's current deployment at which every latency and availability SLO of the class held, and
   the lowest load at which one failed (the headroom bracket). Runs on other fingerprints are not
@@ -14,21 +16,29 @@ For each request class (the M3 guide's "production acceptance test"):
 * **Precision and kernel path**: checkpoint, KV-cache dtype, tensor/expert parallel sizes, image,
   vLLM version, speculative decoding, block size — from the stored deployment fingerprint.
 * **Percentiles to hold**: each latency SLO as "P95 TTFT ≤ 2.5 s", each availability SLO.
+* **Runs**: the newest stored runs, ``m3mon replay``'s and imported peer results side by side, with
+  their stored percentiles and whether the contract counts them (:mod:`monitor.contract.table`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.contract.ceiling import CeilingUse, from_marginals, from_requests
+from monitor.contract.ceiling import CeilingUse, PoolNeed, from_marginals, from_requests
+from monitor.contract.table import RunFigures, run_table
 from monitor.model import SLO, Endpoint, Model, RequestClass
+from monitor.probes.timing import percentile
 from monitor.replay.learn import histogram_lengths, observe
+from monitor.store.queries import real_traffic
 from monitor.store.replays import StoredRun, runs
 from monitor.store.repos import DeploymentRepo
-from monitor.store.tables import DeploymentRow
+from monitor.store.tables import DeploymentRow, ServerSpanRow
 
 #: Fingerprint fields shown as the precision and kernel path, in order, with their labels.
 PATH_FIELDS = (
@@ -79,6 +89,8 @@ class ClassContract:
     notes: tuple[str, ...] = field(default_factory=tuple)
     evidence_fingerprint: dict[str, Any] | None = None  # as stored with the newest current run
     stale: str | None = None  # replay runs exist, none on the current deployment (current_evidence)
+    runs: tuple[RunFigures, ...] = ()  # the newest stored runs, replay and imported, with percentiles
+    runs_total: int = 0  # every stored run of the class on the endpoint (runs shows the newest)
 
 
 def objective_text(slo: SLO) -> str:
@@ -128,19 +140,51 @@ def _from_histograms(hists: dict[str, Any], ceiling: int, max_len: int | None) -
     )
 
 
-def _ceiling(session: Session, model: Model, rc: RequestClass, max_len: int | None, end: float) -> CeilingUse:
+def _populations(
+    session: Session, model: Model, rc: RequestClass, max_len: int | None, end: float
+) -> list[CeilingUse]:
+    """The class's context use from each population of its traffic, the one the contract shows
+    first: its pool's server histograms when the pool is dedicated to it, then its probe runs of
+    every kind."""
     obs = observe(session, model, rc.name, end - LOOKBACK, end)
+    out = []
     if "prompt_tokens" in obs.histograms and "generation_tokens" in obs.histograms:
         use = _from_histograms(obs.histograms, rc.max_context_tokens, max_len)
         if use is not None:
-            return use
+            out.append(use)
     kinds = ", ".join(sorted(obs.kinds)) or "none"
-    return from_requests(
-        obs.every,
-        rc.max_context_tokens,
-        max_len,
-        f"probe runs of every kind ({kinds}; prompt + output tokens)",
+    source = f"probe runs of every kind ({kinds}; prompt + output tokens)"
+    out.append(from_requests(obs.every, rc.max_context_tokens, max_len, source))
+    return [dataclasses.replace(u, request_class=rc.name) for u in out]
+
+
+def _span_totals(session: Session, endpoint: Endpoint, end: float) -> list[int]:
+    """Prompt + output tokens of the pool's real-traffic spans of the lookback (both counts known;
+    output at least 1, as :func:`monitor.replay.learn.observe` counts a probe run)."""
+    S = ServerSpanRow
+    q = select(S.prompt_tokens, S.completion_tokens).where(
+        *real_traffic(end - LOOKBACK, end),
+        S.service_name == endpoint.service_name,
+        S.prompt_tokens.is_not(None),
+        S.completion_tokens.is_not(None),
     )
+    return [int(p) + max(1, int(o)) for p, o in session.execute(q) if p is not None and o is not None]
+
+
+def pool_need(endpoint: Endpoint, uses: Sequence[CeilingUse], spans: Sequence[int]) -> PoolNeed | None:
+    """What ``endpoint``'s --max-model-len must hold: the largest P99 among the populations of its
+    traffic — ``uses``, each class's it serves (every population), and its real-traffic
+    ``spans`` (owned by the pool's class when it serves one, else by no class). None without any."""
+    found = [(u.p99, u.request_class, f"{u.request_class}: {u.samples} samples from {u.source}")
+             for u in uses if u.p99 is not None]  # fmt: skip
+    p99 = percentile([float(t) for t in spans], 99)
+    if p99 is not None:
+        owner = endpoint.classes[0] if len(endpoint.classes) == 1 else None
+        found.append((p99, owner, f"{len(spans)} real-traffic spans of the pool (prompt + output tokens)"))
+    if not found:
+        return None
+    need, owner, population = max(found, key=lambda f: f[0])
+    return PoolNeed(endpoint.name, need, owner, population)
 
 
 @dataclass(frozen=True)
@@ -202,19 +246,24 @@ def _path(dep: DeploymentRow | None, ev: CurrentEvidence, endpoint: Endpoint) ->
     return path
 
 
-def class_contract(session: Session, model: Model, rc: RequestClass, end: float) -> ClassContract:
+def _class_contract(
+    session: Session, model: Model, rc: RequestClass, end: float
+) -> tuple[ClassContract, list[CeilingUse]]:
+    """The class's contract (its pool's need not yet known), and its context use per population."""
     endpoint = model.endpoints_for(rc.name)[0]
     dep = DeploymentRepo(session).current(endpoint.name)
-    evidence, notes = counted_runs(runs(session, rc.name, endpoint.name))
+    stored = runs(session, rc.name, endpoint.name)
+    evidence, notes = counted_runs(stored)
     ev = current_evidence(dep, evidence)
     path = _path(dep, ev, endpoint)
     max_len = path.get("max_model_len") or endpoint.deployment.max_model_len
     if ev.runs and len(ev.runs) < len(evidence):
         notes.append(f"{len(evidence) - len(ev.runs)} replay run(s) on other deployments not counted")
+    uses = _populations(session, model, rc, max_len, end)
     return ClassContract(
         rc.name,
         endpoint.name,
-        _ceiling(session, model, rc, max_len, end),
+        uses[0],
         capacity_of(ev.runs),
         path,
         ev.digest,
@@ -222,9 +271,25 @@ def class_contract(session: Session, model: Model, rc: RequestClass, end: float)
         tuple(notes),
         dict(ev.runs[-1].fingerprint) if ev.runs else None,
         ev.stale,
-    )
+        runs=run_table(stored, ev.digest),
+        runs_total=len(stored),
+    ), uses
 
 
 def build_contract(session: Session, model: Model, end: float) -> list[ClassContract]:
-    """The contract of every class that has an endpoint."""
-    return [class_contract(session, model, rc, end) for rc in model.classes if model.endpoints_for(rc.name)]
+    """The contract of every class that has an endpoint, each with its pool's need (:func:`pool_need`)."""
+    built = {
+        rc.name: _class_contract(session, model, rc, end)
+        for rc in model.classes
+        if model.endpoints_for(rc.name)
+    }
+    needs = {
+        e.name: pool_need(
+            e, [u for c in e.classes if c in built for u in built[c][1]], _span_totals(session, e, end)
+        )
+        for e in model.endpoints
+    }
+    return [
+        dataclasses.replace(cc, ceiling=dataclasses.replace(cc.ceiling, pool=needs.get(cc.endpoint)))
+        for cc, _ in built.values()
+    ]

@@ -6,8 +6,13 @@ known, so P_q(prompt) + P_q(output) is used — an upper bound of P_q(prompt + o
 
 Advice (thresholds are module constants, quoted in docs/contract.md):
 
-* **KV waste** when the pool's max-model-len is more than :data:`WASTE_FACTOR` × the class's P99:
-  the pool reserves context (and KV blocks per sequence at admission) the traffic never uses.
+* **KV waste** when the pool's max-model-len is more than :data:`WASTE_FACTOR` × the largest P99
+  of the pool's traffic (:class:`PoolNeed`: every class it serves, every probe kind, the server
+  histograms of a dedicated pool, the pool's real-traffic spans): the pool reserves context (and
+  KV blocks per sequence at admission) the traffic never uses. A pool's --max-model-len must fit
+  every class it serves, so only the class whose traffic sizes the pool is advised to lower it
+  (never below that P99); another class on the pool whose own P99 alone would look wasteful gets
+  a note naming the larger traffic instead.
 * **Pressure** when P99 exceeds :data:`PRESSURE_SHARE` of the ceiling, or when less than
   :data:`COVERAGE_MIN` of requests fit under it.
 """
@@ -25,6 +30,18 @@ COVERAGE_MIN = 0.99
 
 
 @dataclass(frozen=True)
+class PoolNeed:
+    """What a pool's --max-model-len must hold: the largest P99 among the populations of its
+    traffic, with whose it is (a class, or None for a shared pool's real-traffic spans) and the
+    population quoted."""
+
+    pool: str
+    p99: float
+    owner: str | None
+    population: str  # e.g. "agent: 10102 samples from probe runs of every kind (...)"
+
+
+@dataclass(frozen=True)
 class CeilingUse:
     """One class's context use against its ceiling and its pool's max-model-len."""
 
@@ -38,17 +55,43 @@ class CeilingUse:
     samples: int
     source: str
     coverage_is_bound: bool = False  # a lower bound (the ceiling is not a bucket edge)
+    request_class: str | None = None  # whose use this is
+    pool: PoolNeed | None = None  # what the class's pool must hold (None: judged on this use alone)
+
+    def _waste(self, p99: float) -> list[str]:
+        """The KV-waste advice (module docstring), or the note that another class sizes the pool."""
+        size, need = self.max_model_len, self.pool
+        if size is None:
+            return []
+        if need is None:
+            if size <= WASTE_FACTOR * p99:
+                return []
+            return [
+                f"KV waste: max-model-len {size} is {size / p99:.0f}× the class's P99 of {p99:.0f} "
+                "tokens; a lower --max-model-len frees KV cache"
+            ]
+        if need.owner != self.request_class:
+            if size <= WASTE_FACTOR * p99:
+                return []
+            whose = need.owner or "real traffic"
+            return [
+                f"no KV-waste advice for this class: pool {need.pool}'s --max-model-len must also fit "
+                f"{whose}'s P99 of {need.p99:.0f} tokens ({need.population})"
+            ]
+        if size <= WASTE_FACTOR * need.p99:
+            return []
+        return [
+            f"KV waste: max-model-len {size} is {size / need.p99:.0f}× the largest P99 of pool "
+            f"{need.pool}'s traffic, {need.p99:.0f} tokens ({need.population}); a lower "
+            f"--max-model-len, not below {need.p99:.0f}, frees KV cache"
+        ]
 
     @property
     def advice(self) -> list[str]:
         out: list[str] = []
         if self.p99 is None:
             return ["no observed traffic: the ceiling is not backed by data"]
-        if self.max_model_len is not None and self.max_model_len > WASTE_FACTOR * self.p99:
-            out.append(
-                f"KV waste: max-model-len {self.max_model_len} is {self.max_model_len / self.p99:.0f}× "
-                f"the class's P99 of {self.p99:.0f} tokens; a lower --max-model-len frees KV cache"
-            )
+        out += self._waste(self.p99)
         if self.p99 > PRESSURE_SHARE * self.ceiling:
             out.append(
                 f"pressure: P99 of {self.p99:.0f} tokens is above {PRESSURE_SHARE:.0%} of the "

@@ -6,6 +6,7 @@ import html
 from collections.abc import Sequence
 
 from monitor.contract.build import PATH_FIELDS, Capacity, ClassContract
+from monitor.contract.table import COLUMNS, RunFigures
 
 
 def _tokens(v: float | None) -> str:
@@ -59,8 +60,59 @@ def markdown(contracts: Sequence[ClassContract], heading: str = "#") -> str:
         lines.append(f"* **Percentiles to hold** (deployment fingerprint {fp}):")
         lines += [f"  * {o}" for o in cc.objectives]
         lines += [f"* note: {n}" for n in cc.notes]
-        lines.append("")
+        lines += [f"* **Runs**: {runs_caption(cc)}", *_markdown_table(cc), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+#: The per-run table's columns (monitor.contract.table.RunFigures), percentiles in milliseconds.
+RUN_HEAD = ("run", "source", "load", "ok/sent", "req/s", *(f"{m.upper() if m != 'e2e' else m} P{p}"
+            for m, p in COLUMNS), "basis", "counted")  # fmt: skip
+
+
+def runs_caption(cc: ClassContract) -> str:
+    if not cc.runs:
+        return "none stored (`m3mon replay`, or a peer result with `m3mon contract --import`)"
+    shown = (
+        f"the newest {len(cc.runs)} of {cc.runs_total}"
+        if cc.runs_total > len(cc.runs)
+        else "every stored run"
+    )
+    return f"{shown}, oldest first; percentiles in ms as stored"
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1000:.1f}"
+
+
+def run_cells(r: RunFigures) -> tuple[str, ...]:
+    """One row of the per-run table, as text (``RUN_HEAD``'s order)."""
+    rate = "-" if r.request_throughput is None else f"{r.request_throughput:.2f}"
+    figures = (_ms(r.percentiles.get(f"{m}_p{p}")) for m, p in COLUMNS)
+    return (
+        str(r.run_id),
+        r.source,
+        r.load,
+        f"{r.succeeded}/{r.requests}",
+        rate,
+        *figures,
+        r.basis,
+        r.counted,
+    )
+
+
+def _markdown_table(cc: ClassContract) -> list[str]:
+    if not cc.runs:
+        return []
+    rows = [RUN_HEAD, tuple("---" for _ in RUN_HEAD), *(run_cells(r) for r in cc.runs)]
+    return ["", *("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows)]
+
+
+def _html_table(cc: ClassContract) -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(c)}</th>" for c in RUN_HEAD)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in run_cells(r)) + "</tr>" for r in cc.runs)
+    table = f"<table><tr>{head}</tr>{body}</table>" if cc.runs else ""
+    return f"<dt>Runs</dt><dd>{e(runs_caption(cc))}{table}</dd>"
 
 
 def html_section(contracts: Sequence[ClassContract]) -> str:
@@ -76,7 +128,7 @@ def html_section(contracts: Sequence[ClassContract]) -> str:
             f"<dt>Warm capacity</dt><dd>{e(warm_capacity_text(cc))}</dd>"
             f"<dt>Precision and kernel path</dt><dd>{e('; '.join(path_text(cc)))}</dd>"
             f"<dt>Percentiles to hold</dt><dd><ul>{objectives}</ul></dd>"
-            "</dl>"
+            f"{_html_table(cc)}</dl>"
         )
     parts.append("</section>")
     return "".join(parts)

@@ -5,9 +5,11 @@
 before and after the run, drives the replay and judges the class's SLO clauses; :func:`store`
 writes the run to ``replay_runs``.
 
-A run is **evidence** of a deployment's capacity only when it measured that deployment
-(:func:`evidence_problem`): its fingerprint was observed, at least one request reached the
-server, and the deployment did not change while it ran. A run that fails these is still stored
+A run is **evidence** of a deployment's capacity only when it measured that deployment with the
+profile's requests (:func:`evidence_problem`): its fingerprint was observed, at least one request
+reached the server, the deployment did not change while it ran, and the served prompts (the
+server's own count) are on average within :data:`monitor.replay.sizing.TOLERANCE` of their
+planned sizes. A run that fails these is still stored
 (``summary.not_evidence`` says why, ``m3mon contract`` names it) but never moves the warm
 capacity, the current deployment or the kernel path: a replay against a dead pool measures the
 network, not the pool.
@@ -16,6 +18,7 @@ network, not the pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +30,10 @@ from monitor.probes.target import Target
 from monitor.replay.clauses import Clause, all_hold, judge
 from monitor.replay.driver import Load, Progress, Run, replay
 from monitor.replay.profile import TrafficProfile
+from monitor.replay.sizing import TOLERANCE
 from monitor.replay.summary import ReplaySummary
 from monitor.scrape import fingerprint, read
+from monitor.service.gpu_jobs import read_gpu
 from monitor.store.fingerprint import DeploymentFingerprint
 from monitor.store.replays import StoredRun, save_run
 from monitor.store.store import Store
@@ -80,14 +85,10 @@ async def observe_fingerprint(endpoint: Endpoint) -> tuple[dict[str, Any], str |
         except ScrapeError:
             stored = DeploymentFingerprint().with_config(endpoint.deployment)
             return {**stored.to_dict(), "spec_decoding": None}, None
-    stored = DeploymentFingerprint(
-        vllm_version=fp.version,
-        max_model_len=fp.max_model_len,
-        block_size=fp.block_size,
-        kv_cache_dtype=fp.cache_dtype,
-        prefix_caching=fp.enable_prefix_caching,
-        gpu_memory_utilization=fp.gpu_memory_utilization,
-    ).with_config(endpoint.deployment)
+        if endpoint.gpu_exporter is not None:  # its driver and firmware are part of the deployment
+            with contextlib.suppress(ScrapeError):  # GPU facts unknown: the digest is without them
+                fp = fp.with_gpu(await read_gpu(client, endpoint.gpu_exporter))
+    stored = DeploymentFingerprint.observed(fp, endpoint.deployment)
     spec = any(
         key[0] == "spec_draft_tokens"
         for engines in reading.models.values()
@@ -112,6 +113,12 @@ def evidence_problem(
         return f"no request reached the endpoint ({connect} connect errors)"
     if after is not None and after != before:
         return f"the deployment changed during the run (fingerprint {before[:12]}→{after[:12]})"
+    error = summary.prompt_token_error
+    if error is not None and error > TOLERANCE:
+        return (
+            f"prompt sizes {error:.1%} off the profile's as the server counted them "
+            f"(tolerance {TOLERANCE:.0%}; {summary.prompt_sizing})"
+        )
     return None
 
 

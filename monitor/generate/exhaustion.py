@@ -9,8 +9,10 @@ so the pager projects from the events the store counts:
 
 0 once the budget is spent, +Inf while the window has events and none bad, nothing without
 events. For SLOs with ``exhaustion_within`` a ticket fires while both windows project exhaustion
-sooner and the long window holds the guard's events. These groups sit beside the SLO groups
-(their own rule group per SLO; records of another group can lag one evaluation step).
+sooner and the long window holds the guard's events; the alert computes both projections from the
+step records itself (:func:`direct_exhaustion_expr`), not from these records, so it is one hop from
+the step records in every engine. These groups sit beside the SLO groups (their own rule group per
+SLO; records of another group can lag one evaluation step).
 """
 
 from __future__ import annotations
@@ -38,9 +40,22 @@ def _selector(slo: SLO, window: str) -> str:
 
 
 def exhaustion_expr(slo: SLO, window: str) -> str:
+    """The projection of ``window`` from the SLO's budget and ratio records (the record's expression)."""
     remaining = cv.SLO_BUDGET_REMAINING_RECORD + _ids(slo)
     burn = f"({cv.sli_error_ratio_record(window)}{_ids(slo)} / {q.num(slo.budget, 12)})"
     return f"clamp_min({remaining} <= 0, 0)\nor\n{remaining} * {round(slo.period)} / {burn}"
+
+
+def direct_exhaustion_expr(slo: SLO, window: str) -> str:
+    """The same projection summed from the step records (what the alert reads).
+
+    One hop from the step records, never three (step -> ratio / budget -> projection -> alert):
+    vmalert, which does not see a record written earlier in the same run, then lags Prometheus by
+    at most one evaluation (docs/fleet.md).
+    """
+    remaining = win.budget_remaining(_ids(slo), slo.period_window, slo.budget)
+    burn = f"({win.on_demand_ratio(_ids(slo), window)} / {q.num(slo.budget, 12)})"
+    return f"(\n  clamp_min({remaining} <= 0, 0)\nor\n  {remaining} * {round(slo.period)} / {burn}\n)"
 
 
 def _alert(slo: SLO) -> Alert:
@@ -48,8 +63,8 @@ def _alert(slo: SLO) -> Alert:
     limit = round(slo.exhaustion_within)
     short, long = cv.EXHAUSTION_WINDOWS
     guarded = f"{win.summed('valid', _ids(slo), long)} >= {guard(slo)}"
-    first = f"max without ({cv.L_WINDOW}) ({_selector(slo, short)} < {limit})"
-    expr = f"\nand ignoring ({cv.L_WINDOW})\n".join([first, f"{_selector(slo, long)} < {limit}", guarded])
+    below = [f"{direct_exhaustion_expr(slo, w)} < {limit}" for w in (short, long)]
+    expr = "\nand\n".join([*below, guarded])
     return Alert(
         name=cv.ALERT_EXHAUSTION_SOON,
         expr=expr,

@@ -137,11 +137,15 @@ def step_events(model: Model, slo: SLO, kind: str) -> str:
     return f"sum(\n  {per_endpoint}\n  unless on ({cv.L_ENDPOINT})\n  {step_in_maintenance(model, slo)}\n)"
 
 
-def activity_window(model: Model, slo: SLO) -> str:
+def activity_seconds(model: Model, slo: SLO) -> float:
     """How long a probe-sourced SLO may go without events before its metric counts as absent."""
     plan = model.request_class(slo.request_class).probe
-    seconds = max(600.0, 2 * plan.interval + plan.timeout)
-    return f"{round(seconds)}s"
+    return max(600.0, 2 * plan.interval + plan.timeout)
+
+
+def activity_window(model: Model, slo: SLO) -> str:
+    """:func:`activity_seconds` as a range (``600s``)."""
+    return f"{round(activity_seconds(model, slo))}s"
 
 
 def absent_condition(model: Model, slo: SLO) -> str:

@@ -11,7 +11,10 @@ events, so no NaN ever reaches a record, an alert or a dashboard (:mod:`monitor.
 sums the other windows on demand). Then the budget remaining over the period, the page and ticket
 burn alerts of :data:`monitor.conventions.BURN_ALERTS` with their minimum-events guard
 (:func:`monitor.slo.guard.min_events`), budget-exhausted, metric-absent and, for server latency
-SLOs, threshold-not-a-bucket-edge.
+SLOs, threshold-not-a-bucket-edge. Every alert reads the step records (or the raw series) itself,
+never a window, ratio or budget record: those are for dashboards and notifications, and an engine
+that does not see records written earlier in the same group run (vmalert) would otherwise lag one
+evaluation per hop (docs/fleet.md).
 """
 
 from __future__ import annotations
@@ -136,7 +139,7 @@ def burn_parts(model: Model, slo: SLO, severity: str) -> dict[str, list[notify.P
 def _exhausted_alert(slo: SLO) -> Alert:
     return Alert(
         name=cv.ALERT_BUDGET_EXHAUSTED,
-        expr=f"{cv.SLO_BUDGET_REMAINING_RECORD}{_ids(slo)} <= 0",
+        expr=f"{win.budget_remaining(_ids(slo), slo.period_window, slo.budget)} <= 0",
         severity="ticket",
         summary=f"{slo.request_class} {slo.name}: error budget exhausted",
         description=(
@@ -157,7 +160,7 @@ def _absent_alert(model: Model, slo: SLO) -> Alert:
         name=cv.ALERT_METRIC_ABSENT,
         expr=absent_condition(model, slo),
         severity="ticket",
-        for_="10m",
+        for_=f"{burn.ABSENT_FOR}s" if burn.ABSENT_FOR % 60 else f"{burn.ABSENT_FOR // 60}m",
         summary=f"{slo.request_class} {slo.name}: SLI metric absent",
         description=(
             f"SLO {slo.id} ({slo.source}) has no data: {what}. "

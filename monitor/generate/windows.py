@@ -14,6 +14,7 @@ record would hold, so a recorded and an on-demand ratio are the same number.
 from __future__ import annotations
 
 from monitor import conventions as cv
+from monitor.generate.promql import num
 
 
 def inside(window: str) -> str:
@@ -32,6 +33,18 @@ def summed(kind: str, sel: str, window: str) -> str:
 def on_demand_ratio(sel: str, window: str) -> str:
     """Σbad / Σvalid of ``window``, only while the window holds events (never NaN)."""
     return f"{summed('bad', sel, window)}\n/\n({summed('valid', sel, window)} > 0)"
+
+
+def budget_remaining(sel: str, period_window: str, budget: float) -> str:
+    """The budget left over the period, as its record holds it, summed from the step records.
+
+    The same number as :data:`~monitor.conventions.SLO_BUDGET_REMAINING_RECORD` (1 − Σbad/Σvalid ÷
+    budget, nothing while the period holds no events) one hop from the step records: what the
+    alerts read, so an engine that does not see a record written earlier in the same group run
+    (vmalert) reads the step records one run old, never two (step -> period ratio -> budget ->
+    alert; docs/fleet.md).
+    """
+    return f"(1 - {on_demand_ratio(sel, period_window)} / {num(budget, 12)})"
 
 
 def recorded(window: str) -> bool:

@@ -31,7 +31,7 @@ from monitor.probes.image import PALETTE, image_message, square_png
 from monitor.probes.judge import Verdict, judge_answer
 from monitor.probes.result import Timings
 from monitor.probes.target import Target
-from monitor.probes.tokens import ESTIMATE, Calibration, filler
+from monitor.probes.tokens import ESTIMATE, Calibration
 from monitor.probes.tool_call import TOOLS, judge_tool_turn
 from monitor.replay.profile import TrafficProfile
 from monitor.replay.sizing import MEASURED, TOLERANCE, UNMEASURED, Messages, Words, fit, per_word, words_for
@@ -123,16 +123,25 @@ class Sender:
         self.unmeasured = False  # the endpoint could not measure a prompt: sizes are estimates
         self.unfit = 0  # prompts measured but not within sizing.TOLERANCE of their planned size
 
+    def _prefix(self, shared: int) -> tuple[str, int]:
+        """The run's shared prefix of about ``shared`` tokens and its estimated size: the
+        ``Context <salt>.`` tag and filler words within the budget; none when the tag alone is
+        longer (a prefix longer than its share would make a short prompt unreachable: the demo's
+        26-token prompts at 45 % reuse were 11 % long)."""
+        if shared <= TAG_ALLOWANCE:
+            return "", 0
+        if shared not in self._prefixes:
+            n = round((shared - TAG_ALLOWANCE) / per_word(self.calibration))
+            words = Words(random.Random(shared), []).first(n) if n else ""
+            text = " ".join(x for x in (f"Context {self.prefix_salt}.", words) if x)
+            self._prefixes[shared] = (text, TAG_ALLOWANCE + round(n * per_word(self.calibration)))
+        return self._prefixes[shared]
+
     def _build(self, p: Planned) -> tuple[Callable[[int], Messages], int]:
         """The request's messages as a function of its filler word count, and the count the
         calibration gives (whole sentences, within the budget)."""
         cal = self.calibration
-        shared = int(p.prompt_tokens * self.profile.prefix_reuse)
-        if shared and shared not in self._prefixes:
-            sentences = max(1, (shared - TAG_ALLOWANCE) // max(1, round(cal.per_sentence)))
-            text = f"Context {self.prefix_salt}. " + " ".join(filler(sentences, random.Random(shared)))
-            self._prefixes[shared] = (text, TAG_ALLOWANCE + round(sentences * cal.per_sentence))
-        head, head_tokens = self._prefixes.get(shared, ("", 0))
+        head, head_tokens = self._prefix(int(p.prompt_tokens * self.profile.prefix_reuse))
         fixed = head_tokens + TAG_ALLOWANCE * (2 if p.kind == "tool" else 1)
         tag = f"Request {uuid.uuid4().hex[:8]}."
         words = Words(random.Random(self.rng.random()), [])

@@ -24,7 +24,8 @@ import httpx
 from monitor.model import Endpoint
 from monitor.probes.tokens import SENTENCE_WORDS, Calibration, count_of, filler, post
 
-#: A measured prompt is within this share of its planned length (or one token of it).
+#: A measured prompt is within this share of its planned length (or one token of it); a run whose
+#: served prompts are on average further off is no evidence (:func:`monitor.contract.runs.evidence_problem`).
 TOLERANCE: Final = 0.02
 #: Measurements of one prompt at most.
 ROUNDS: Final = 5

@@ -47,7 +47,7 @@ TITLE = "M3 weekly SLO report"
 
 
 def slo_line(w: Windows, slo: SLO, start: float, end: float, prev: tuple[float, float]) -> SLOLine:
-    """One SLO over ``(start, end]``, compared with ``prev``; budget at ``end``."""
+    """One SLO over ``(start, end]``, compared with ``prev``; budget at ``end`` and at ``prev``'s end."""
     this = w.result(slo, start, end)
     last = w.result(slo, *prev)
     recent = w.result(slo, max(start, end - RECENT_SECONDS), end)
@@ -67,6 +67,7 @@ def slo_line(w: Windows, slo: SLO, start: float, end: float, prev: tuple[float, 
         burn_rate=this.burn_rate,
         burn_rate_recent=recent.burn_rate,
         status=status,
+        budget_remaining_previous=w.period_at(slo, prev[1]).budget_remaining,
     )
 
 

@@ -3,10 +3,12 @@ read from the store over the report's period.
 
 Evidence here is the period's: the tail attribution of the week's answered probes (the report's own
 ``tail``, spans joined), the probe runs and how many were retried, the preemptions of the
-class's endpoints and their prefix-cache hit rate against the period before, and the mean SM and
-tensor activity of their stored GPU samples (``gpu_samples``; none without a ``gpu_exporter``, and
-then a queue-dominated tail reads ``queue_bound``). KV residency is not stored (the service reads
-it live), so eviction before reuse is not evidence here (docs/bottleneck.md).
+class's endpoints and their prefix-cache hit rate against the period before, how much their queue
+grew (the stored intervals' ``waiting``: the later half's mean against the earlier half's), and the
+mean SM and tensor activity of their stored GPU samples (``gpu_samples``; none without a
+``gpu_exporter``, and then a queue-dominated tail reads ``queue_bound``). KV residency is not
+stored (the service reads it live), so eviction before reuse is not evidence here
+(docs/bottleneck.md).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.orm import Session
 
-from monitor.bottleneck.evidence import Evidence
+from monitor.bottleneck.evidence import Evidence, queue_growth
 from monitor.bottleneck.live import TOOL_KINDS
 from monitor.bottleneck.rules import Verdict, decide
 from monitor.bottleneck.tail import TailShare
@@ -57,6 +59,16 @@ def _pool(
     preempted, hits, weight = found
     rate = float(hits) / float(weight) if hits is not None and weight else None
     return (None if preempted is None else float(preempted)), rate
+
+
+def _queue_growth(session: Session, endpoints: list[str], start: float, end: float) -> float | None:
+    """How much the waiting queue of ``endpoints`` grew over (start, end] (evidence.queue_growth)."""
+    if not endpoints:
+        return None
+    q = select(SI.end, SI.waiting).where(
+        SI.endpoint.in_(endpoints), SI.end > start, SI.end <= end, SI.waiting.is_not(None)
+    )
+    return queue_growth([(float(t), float(w)) for t, w in session.execute(q) if w is not None])
 
 
 def _gpu(
@@ -100,6 +112,7 @@ def verdicts(
             prefix_hit_before=before,
             sm_active=sm_active,
             tensor_active=tensor_active,
+            queue_growth=_queue_growth(session, names, start, end),
         )
         out.append(decide(evidence))
     return tuple(out)

@@ -35,11 +35,21 @@ DEPLOYMENT_FIELDS = (
     "config_kv_cache_dtype",
     "prefix_caching",
     "gpu_memory_utilization",
+    "gpu_driver_version",
+    "gpu_firmware_version",
+    "gpu_model",
+    "gpu_count",
 )
 
 
 def _text(value: object) -> str:
-    return "—" if value is None else str(value)
+    """A setting as people read it: "—" when not recorded, "on"/"off" for a flag (never Python's
+    ``None``/``True``/``False``)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 def _changes(

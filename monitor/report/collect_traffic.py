@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from monitor.bottleneck.tail import TRAFFIC, TailShare, attribute
 from monitor.bottleneck.traffic import by_trace, traffic_samples
 from monitor.model import Model
-from monitor.report.goodput import real_traffic
 from monitor.slo.span_goodput import SpanJudge
+from monitor.store.queries import real_traffic
 from monitor.store.tables import ServerSpanRow
 from monitor.traces.span import ServerSpan
 

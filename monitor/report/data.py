@@ -63,9 +63,10 @@ class Period:
     def definition(self) -> str:
         """What "this week" means in the report, in words (printed in every format)."""
         if re.fullmatch(r"\d{4}-W\d{2}", self.label):
+            tz = self.start.tzinfo
             return (
                 f'"this week" is the ISO week {self.label}, Monday to Monday; `m3mon slo status --week '
-                f"{self.label}` counts the same events (in UTC)"
+                f"{self.label}` counts the same events (in {getattr(tz, 'key', None) or tz or 'UTC'})"
             )
         return f'"this week" is the report\'s period, {self.label}, not a calendar week'
 
@@ -87,6 +88,7 @@ class SLOLine:
     burn_rate: float | None  # (1 - attainment) / (1 - objective) over the week
     burn_rate_recent: float | None  # the same over the week's last day (RECENT_SECONDS)
     status: Status
+    budget_remaining_previous: float | None = None  # the same budget at the end of the week before
 
     @property
     def budget(self) -> float:
@@ -243,6 +245,23 @@ class Capacity:
     mean_waiting: float | None
 
 
+#: How many incidents page one names per class (largest cost first); the rest are counted.
+PAGE_ONE_INCIDENTS = 5
+
+
+@dataclass(frozen=True)
+class CostlyIncident:
+    """An incident as page one names it: what it cost each SLO of one class (shares above 0)."""
+
+    incident: Incident
+    costs: tuple[tuple[str, float], ...]  # (SLO name within the class, share of its period budget)
+
+    @property
+    def share(self) -> float:
+        """Its largest share, by which page one orders the incidents of a class."""
+        return max(share for _, share in self.costs)
+
+
 @dataclass(frozen=True)
 class ReaderLine:
     """One class in plain words: status, its worst SLO, budget left, the costliest incident, the
@@ -258,6 +277,9 @@ class ReaderLine:
     attainment_previous: float | None
     incident: Incident | None  # the incident that cost the worst SLO most
     incident_share: float | None  # its share of that SLO's period budget
+    budget_previous: float | None = None  # the worst SLO's budget left at the end of the week before
+    costly: tuple[CostlyIncident, ...] = ()  # the class's incidents that cost budget, largest first
+    costly_more: int = 0  # how many more cost budget than page one names (PAGE_ONE_INCIDENTS)
 
 
 @dataclass(frozen=True)

@@ -108,19 +108,39 @@ def _change(now: float | None, before: float | None) -> str:
     return f"{delta:+.3f} points against last week"
 
 
+def _budget_before(left: float | None) -> str:
+    """The same budget at the end of last week, for its trend on page one."""
+    if left is None:
+        return "no data last week"
+    return f"last week {budget(left)} left" if left >= 0 else f"last week overspent by {budget(-left)}"
+
+
+def costly_line(r: ReaderLine) -> str | None:
+    """Page one's list of a class's incidents that cost budget, largest first (``None``: none did)."""
+    if not r.costly:
+        return None
+    named = [
+        f"{c.incident.severity} {when(c.incident.started_at)}: "
+        + ", ".join(f"{slo} {budget(share)}" for slo, share in c.costs)
+        for c in r.costly
+    ]
+    more = f"; and {r.costly_more} more in the appendix" if r.costly_more else ""
+    return f"Incidents that cost {r.request_class} budget: " + "; ".join(named) + more + "."
+
+
 def reader_line(r: ReaderLine) -> str:
     """One class in plain words (the reader's summary at the top of the report)."""
     if r.slo is None or r.objective is None:
         return f"{r.request_class}: no data — nothing was measured."
     parts = [f"{r.request_class}: {status(r.status)} — {r.slo} {attainment(r.attainment)} "
              f"against {objective(r.objective)}"]  # fmt: skip
-    left, period = r.budget_remaining, r.period_window
+    left, period, before = r.budget_remaining, r.period_window, _budget_before(r.budget_previous)
     if left is None:
         parts.append(f"no events in its {period} period")
     elif left >= 0:
-        parts.append(f"{budget(left)} of its {period} error budget left")
+        parts.append(f"{budget(left)} of its {period} error budget left ({before})")
     else:
-        parts.append(f"its {period} error budget is overspent by {budget(-left)}")
+        parts.append(f"its {period} error budget is overspent by {budget(-left)} ({before})")
     i = r.incident
     if i is not None:
         how = " (derived from burn evaluations)" if i.source == SOURCE_DERIVED else ""
@@ -135,6 +155,9 @@ def reader_line(r: ReaderLine) -> str:
 
 #: How many changed settings the one-line summary of a deployment change names.
 CHANGE_FIELDS = 3
+#: Settings the one-line summary names in words (the others by their stored field name).
+FIELD_WORDS = {"gpu_driver_version": "GPU driver", "gpu_firmware_version": "GPU firmware",
+               "gpu_model": "GPU model", "gpu_count": "GPU count"}  # fmt: skip
 
 
 def _moved(slos: tuple[SLOChange, ...]) -> SLOChange | None:
@@ -145,7 +168,7 @@ def _moved(slos: tuple[SLOChange, ...]) -> SLOChange | None:
 
 def deployment_line(dep: DeploymentChange, hours: int) -> str:
     """A deployment change in plain words (page one): what changed and the SLO it moved most."""
-    named = [f"{f} {b} → {a}" for f, b, a in dep.changes[:CHANGE_FIELDS]]
+    named = [f"{FIELD_WORDS.get(f, f)} {b} → {a}" for f, b, a in dep.changes[:CHANGE_FIELDS]]
     more = len(dep.changes) - CHANGE_FIELDS
     what = ", ".join(named) + (f" and {more} more setting{'s' if more > 1 else ''}" if more > 0 else "")
     line = f"{dep.endpoint} changed at {when(dep.at)}: {what or 'its fingerprint'}"

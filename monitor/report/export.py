@@ -57,6 +57,7 @@ def _slo(s: SLOLine) -> dict[str, Any]:
         "burn_rate": s.burn_rate,
         "burn_rate_last_day": s.burn_rate_recent,
         "status": s.status,
+        "budget_remaining_previous": s.budget_remaining_previous,
     }
 
 
@@ -130,6 +131,19 @@ def _reader(r: ReaderLine) -> dict[str, Any]:
             "share": r.incident_share,
         },
         "text": display.reader_line(r),
+        "budget_remaining_previous": r.budget_previous,
+        "incidents": [
+            {
+                "alertname": c.incident.alertname,
+                "severity": c.incident.severity,
+                "source": c.incident.source,
+                "started_at": _t(c.incident.started_at),
+                "costs": [{"slo": slo, "share": share} for slo, share in c.costs],
+            }
+            for c in r.costly
+        ],
+        "incidents_more": r.costly_more,
+        "incidents_text": display.costly_line(r),
     }
 
 

@@ -28,6 +28,7 @@ from monitor.events import MONITOR
 from monitor.model import Model
 from monitor.slo.goodput import GOODPUT_METRICS, RequestLatency, is_good, limits
 from monitor.slo.span_goodput import UNATTRIBUTED, SpanJudge
+from monitor.store.queries import real_traffic
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from monitor.traces.span import ServerSpan
 
@@ -98,13 +99,6 @@ def _probe_counts(model: Model, session: Session, in_week: tuple[Any, ...]) -> d
         counts[cls][0] += is_good(request, bounds[cls])
         counts[cls][1] += 1
     return {name: (c[0], c[1]) for name, c in counts.items()}
-
-
-def real_traffic(start: float, end: float) -> tuple[ColumnElement[bool], ...]:
-    """The spans of real traffic in ``(start, end]``: ended in it, in no probe's trace (the one
-    population this section and the real-traffic tail, :mod:`monitor.report.collect_traffic`, count)."""
-    probe_traces = select(P.trace_id).where(P.trace_id.is_not(None))
-    return S.end_time > start, S.end_time <= end, S.trace_id.not_in(probe_traces)
 
 
 def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:

@@ -8,24 +8,28 @@ when its stored status is ``exhausted``, which takes precedence in the status bu
 the pager's burn alerts. Runs of burning evaluations become incidents
 (:func:`monitor.store.incidents.derive_burn_incidents`). A derived incident that a received alert
 covers (same SLO, overlapping in time) adds its peak burn rate to that alert; one no alert covers
-is listed itself, marked as derived. A page and a ticket stretch of one SLO that overlap are one
-burn episode (:func:`episodes`: the highest severity, the earliest start, the latest end).
-Everything is read up to the report's end.
+is listed itself, marked as derived. A page and a ticket of one SLO that overlap (or touch) are
+one burn episode (:func:`episode_groups`, one definition for both sources: the highest severity,
+the earliest start, the latest end): derived stretches merge into one (:func:`episodes`), and so
+do received alerts about one SLO (Alertmanager's page and ticket of one burn are one row; alerts
+without an ``slo`` label stay one row each). Everything is read up to the report's end.
 
 **Cost** (:meth:`IncidentReader.incidents`): an SLO alert fires *after* the bad events that made
 it fire, so its cost is the SLO's bad events from the start of the longest burn window of its
 severity before it started (page 6h, ticket 3d: the window a condition of that severity looked
-back over) through its end — never before the end of the previous incident of the same SLO, nor
-before the report's period starts, so incident costs never count an event twice and sum to at most
-the period's bad events. Maintenance is excluded as everywhere (the store's counts). Other alerts
-(no ``slo`` label) cost the events of their own duration.
+back over; for an episode, the earliest such start among its alerts) through its end — never
+before the end of the previous incident of the same SLO, nor before the report's period starts,
+so incident costs never count an event twice and sum to at most the period's bad events.
+Maintenance is excluded as everywhere (the store's counts). Other alerts (no ``slo`` label) cost
+the events of their own duration.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
@@ -88,25 +92,63 @@ LOOKBACK = {
 }
 
 
+_T = TypeVar("_T")
+#: Severities by rank: an episode has the highest of its alerts' (the first of equals).
+_RANK = {"page": 2, "ticket": 1}
+
+
+def highest(severities: Sequence[str]) -> str:
+    """The highest of ``severities`` (page over ticket over anything else; the first of equals)."""
+    return max(severities, key=lambda s: _RANK.get(s, 0))
+
+
+def episode_groups(
+    found: Sequence[_T], key: Callable[[_T], str], span: Callable[[_T], tuple[float, float | None]]
+) -> list[list[_T]]:
+    """Burn episodes: stretches of one ``key`` (an SLO) that overlap or touch, grouped, each group
+    ordered by start. ``span`` gives a stretch's start and end (None: still open, so it reaches
+    every later start)."""
+    groups: list[list[_T]] = []
+    reach: list[float | None] = []
+    for item in sorted(found, key=lambda i: (key(i), span(i)[0])):
+        start, end = span(item)
+        if groups and key(groups[-1][0]) == key(item) and (reach[-1] is None or start <= reach[-1]):
+            groups[-1].append(item)
+            reach[-1] = None if reach[-1] is None or end is None else max(reach[-1], end)
+        else:
+            groups.append([item])
+            reach.append(end)
+    return groups
+
+
+def _burn_span(b: BurnIncident) -> tuple[float, float | None]:
+    return b.starts_at, b.ends_at
+
+
+def _merged(group: Sequence[BurnIncident]) -> BurnIncident:
+    """One episode of derived stretches: the highest severity, the earliest start, the latest end
+    (open if any is), the highest peak, the evaluations summed."""
+    ends = [b.ends_at for b in group]
+    peaks = [b.peak_burn for b in group if b.peak_burn is not None]
+    return dataclasses.replace(
+        group[0],
+        severity=highest([b.severity for b in group]),
+        ends_at=None if None in ends else max(e for e in ends if e is not None),
+        peak_burn=max(peaks) if peaks else None,
+        evaluations=sum(b.evaluations for b in group),
+    )
+
+
 def episodes(found: Sequence[BurnIncident]) -> list[BurnIncident]:
-    """Overlapping (or touching) stretches of one SLO merged into one: page if any was, the
-    earliest start, the latest end (open if any is), the highest peak, the evaluations summed."""
-    out: list[BurnIncident] = []
-    for b in sorted(found, key=lambda i: (i.slo_id, i.starts_at)):
-        last = out[-1] if out and out[-1].slo_id == b.slo_id else None
-        if last is None or (last.ends_at is not None and b.starts_at > last.ends_at):
-            out.append(b)
-            continue
-        ends = None if last.ends_at is None or b.ends_at is None else max(last.ends_at, b.ends_at)
-        peaks = [p for p in (last.peak_burn, b.peak_burn) if p is not None]
-        out[-1] = dataclasses.replace(
-            last,
-            severity="page" if "page" in (last.severity, b.severity) else last.severity,
-            ends_at=ends,
-            peak_burn=max(peaks) if peaks else None,
-            evaluations=last.evaluations + b.evaluations,
-        )
-    return sorted(out, key=lambda i: (i.starts_at, i.slo_id))
+    """Derived stretches of one SLO merged into one per burn episode (:func:`episode_groups`)."""
+    merged = [_merged(g) for g in episode_groups(found, lambda b: b.slo_id, _burn_span)]
+    return sorted(merged, key=lambda i: (i.starts_at, i.slo_id))
+
+
+def _looks_back_from(members: Sequence[tuple[float, str]]) -> float:
+    """Where an episode's cost starts: the earliest start of the burn windows that made its alerts
+    fire, from each (start, severity)."""
+    return min(start - LOOKBACK.get(severity, 0.0) for start, severity in members)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,57 +199,81 @@ class IncidentReader:
         rows = self.session.scalars(q.order_by(i.starts_at, i.id))
         return [(r, r.ends_at if r.ends_at is not None and r.ends_at <= end else None) for r in rows]
 
+    def _slo_key(self, row: IncidentRow) -> str:
+        """The burn an alert is about: its SLOs (an alert without an ``slo`` label is its own)."""
+        if not row.slo:
+            return f"alert {row.id}"
+        ids = sorted(s.id for s in incident_slos(self.model, row.request_class, row.slo))
+        return "slo " + (",".join(ids) if ids else f"{row.request_class}/{row.slo}")
+
     def _alert(
-        self, row: IncidentRow, ended: float | None, end: float, peak: float | None
+        self, group: Sequence[tuple[IncidentRow, float | None]], end: float
     ) -> tuple[Incident, _Charge]:
+        """One row for the received alerts of one burn episode: the highest severity's alert
+        (its name, summary and labels), the earliest start, the latest end (open if any is)."""
+        severity = highest([r.severity or "" for r, _ in group])
+        row = next(r for r, _ in group if (r.severity or "") == severity)
+        starts = group[0][0].starts_at
+        ends = [e for _, e in group]
+        ended = None if None in ends else max(e for e in ends if e is not None)
         until = ended if ended is not None else end
         ann = row.annotations or {}
         red = self.red
         slos = tuple(incident_slos(self.model, row.request_class, row.slo))
-        lookback = LOOKBACK.get(row.severity or "", 0.0) if row.slo else 0.0
+        since = _looks_back_from([(r.starts_at, r.severity or "") for r, _ in group]) if row.slo else starts
         return Incident(
             alertname=red.text(row.alertname),
             severity=red.text(row.severity or ""),
             request_class=red.text(row.request_class) if row.request_class else None,
             slo=red.text(row.slo) if row.slo else None,
-            started_at=self._time(row.starts_at),
+            started_at=self._time(starts),
             ended_at=self._time(ended) if ended is not None else None,
-            duration_seconds=max(0.0, until - row.starts_at),
+            duration_seconds=max(0.0, until - starts),
             summary=red.text(str(ann.get("summary") or ann.get("description") or ann.get("title") or "")),
             labels=red.labels(row.labels or {}),
             costs=(),
-            peak_burn=peak,
-        ), _Charge(slos, row.starts_at, until, lookback)
+        ), _Charge(slos, starts, until, starts - since)
 
-    def _derived(self, b: BurnIncident, end: float) -> tuple[Incident, _Charge]:
+    def _derived(self, group: Sequence[BurnIncident], end: float) -> tuple[Incident, _Charge]:
+        b = _merged(group)
         until = b.ends_at if b.ends_at is not None else end
         name = cv.ALERT_BURN_PAGE if b.severity == "page" else cv.ALERT_BURN_TICKET
         labels = {"alertname": name, cv.L_CLASS: b.request_class, cv.L_SLO: b.slo, "severity": b.severity}
         peak = f" at up to {b.peak_burn:.1f}× the sustainable rate (1h)" if b.peak_burn is not None else ""
         summary = f"{b.slo_id} burned its error budget{peak}; derived from the stored burn evaluations"
         slos = tuple(s for s in self.model.slos if s.id == b.slo_id)
+        since = _looks_back_from([(g.starts_at, g.severity) for g in group])
         return Incident(
             name, b.severity, self.red.text(b.request_class), self.red.text(b.slo), self._time(b.starts_at),
             self._time(b.ends_at) if b.ends_at is not None else None, max(0.0, until - b.starts_at),
             self.red.text(summary), self.red.labels(labels), (), SOURCE_DERIVED, b.peak_burn,
-        ), _Charge(slos, b.starts_at, until, LOOKBACK[b.severity])  # fmt: skip
+        ), _Charge(slos, b.starts_at, until, b.starts_at - since)  # fmt: skip
 
     def incidents(self, start: float, end: float) -> list[Incident]:
-        """Received alerts (each with the peak burn of the derived incidents it covers), then the
-        derived incidents no received alert covers; ordered by start."""
-        derived = episodes(derived_incidents(self.model, self.session, start, end))
+        """One row per burn episode of the received alerts (each with the peak burn of the derived
+        episodes it covers), then the derived episodes no received one covers; ordered by start."""
+        found = derived_incidents(self.model, self.session, start, end)
+        derived = sorted(
+            episode_groups(found, lambda b: b.slo_id, _burn_span), key=lambda g: (g[0].starts_at, g[0].slo_id)
+        )
+        spans = [_merged(g) for g in derived]
         covered: set[int] = set()
         out: list[tuple[Incident, _Charge]] = []
-        for row, ended in self.received(start, end):
-            ids = {s.id for s in incident_slos(self.model, row.request_class, row.slo)}
-            until = ended if ended is not None else end
+        received = self.received(start, end)
+        for group in episode_groups(
+            received, lambda a: self._slo_key(a[0]), lambda a: (a[0].starts_at, a[1])
+        ):
+            incident, charge = self._alert(group, end)
+            ids = {s.id for s in charge.slos}
             hits = [
-                k for k, b in enumerate(derived) if b.slo_id in ids and _overlap(b, row.starts_at, until, end)
+                k
+                for k, b in enumerate(spans)
+                if b.slo_id in ids and _overlap(b, charge.started, charge.until, end)
             ]
             covered.update(hits)
-            peaks = [derived[k].peak_burn for k in hits if derived[k].peak_burn is not None]
-            out.append(self._alert(row, ended, end, max(peaks, default=None)))  # type: ignore[type-var]
-        out += [self._derived(b, end) for k, b in enumerate(derived) if k not in covered]
+            peaks = [p for k in hits if (p := spans[k].peak_burn) is not None]
+            out.append((dataclasses.replace(incident, peak_burn=max(peaks, default=None)), charge))
+        out += [self._derived(g, end) for k, g in enumerate(derived) if k not in covered]
         out.sort(key=lambda pair: (pair[0].started_at, pair[0].source, pair[0].alertname, pair[0].slo or ""))
         costs = _costs(self.w, [charge for _, charge in out], start, end)
         return [dataclasses.replace(i, costs=c) for (i, _), c in zip(out, costs, strict=True)]

@@ -73,7 +73,12 @@ def _slos(d: ReportData) -> list[str]:
             display.attainment(s.attainment),
             display.attainment(s.attainment_previous),
             f"{display.count(s.good)} / {display.count(s.total)}",
-            display.budget(s.budget_remaining),
+            display.budget(s.budget_remaining)
+            + (
+                ""
+                if s.budget_remaining_previous is None
+                else f" (last week {display.budget(s.budget_remaining_previous)})"
+            ),
             display.burn(s.burn_rate),
             display.burn(s.burn_rate_recent),
             display.status(s.status),
@@ -85,11 +90,26 @@ def _slos(d: ReportData) -> list[str]:
 
 
 def _reader(d: ReportData) -> list[str]:
-    lines = [f"- {escape(display.reader_line(r))}" for r in d.reader]
+    lines = []
+    for r in d.reader:
+        lines.append(f"- {escape(display.reader_line(r))}")
+        paid = display.costly_line(r)
+        if paid is not None:
+            lines.append(f"  - {escape(paid)}")
     hours = d.deployment_window_hours
     changed = " ".join(escape(display.deployment_line(dep, hours)) for dep in d.deployments)
     deployed = f"**Deployment:** {changed or 'no deployment changed this week.'}"
     return ["## In short", "", *lines, "", deployed, ""] if lines else []
+
+
+#: Where page one ends (every format): the rest of the report is the detail behind it.
+APPENDIX = [
+    "## Appendix for SREs",
+    "",
+    "The detail behind the summary above, in its order: every SLO, the error budget, maintenance, every "
+    "incident, probe failures, deployment changes, then capacity, latency and the operating contract.",
+    "",
+]
 
 
 def _incidents(d: ReportData) -> list[str]:
@@ -222,6 +242,7 @@ def render_markdown(d: ReportData) -> str:
         "",
         *_headline(d),
         *_reader(d),
+        *APPENDIX,
         *_slos(d),
         *budget.markdown(d.budget, escape, table),
         *maintenance.markdown(d.maintenance, escape, table, display.when, display.duration),

@@ -47,6 +47,7 @@ def environment() -> jinja2.Environment:
         kind=lambda k: charts.KIND_LABELS.get(k, k),
         part=lambda p: charts.PART_LABELS.get(p, p),
         reader=display.reader_line,
+        costly=display.costly_line,
         deployment=display.deployment_line,
         step=display.duration,
     )

@@ -3,14 +3,24 @@
 For a class: its status, its worst SLO (worst status first, then least budget left, then the
 smallest margin over the objective), that SLO's attainment against its objective, the budget left in
 its period, the incident that cost that SLO the largest share of its budget, and how its attainment
-moved since the period before. The words are written by :func:`monitor.report.display.reader_line`.
+moved since the period before; and every incident that cost the class budget, largest first (page
+one names :data:`~monitor.report.data.PAGE_ONE_INCIDENTS` of them and counts the rest). The words
+are written by :func:`monitor.report.display.reader_line` and :func:`~monitor.report.display.costly_line`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from monitor.report.data import STATUSES, ClassSummary, Incident, ReaderLine, SLOLine
+from monitor.report.data import (
+    PAGE_ONE_INCIDENTS,
+    STATUSES,
+    ClassSummary,
+    CostlyIncident,
+    Incident,
+    ReaderLine,
+    SLOLine,
+)
 
 _RANK = {s: i for i, s in enumerate(STATUSES)}
 
@@ -37,6 +47,19 @@ def _costliest(incidents: Sequence[Incident], slo_id: str) -> tuple[Incident | N
     return best
 
 
+def costly(incidents: Sequence[Incident], request_class: str) -> tuple[CostlyIncident, ...]:
+    """The incidents that cost an SLO of ``request_class`` budget (a share above 0), largest share
+    first, then the earliest."""
+    prefix = f"{request_class}/"
+    out = []
+    for incident in incidents:
+        costs = tuple((c.slo_id.removeprefix(prefix), c.share) for c in incident.costs
+                      if c.slo_id.startswith(prefix) and c.share is not None and c.share > 0)  # fmt: skip
+        if costs:
+            out.append(CostlyIncident(incident, costs))
+    return tuple(sorted(out, key=lambda c: (-c.share, c.incident.started_at)))
+
+
 def reader_lines(classes: Sequence[ClassSummary], incidents: Sequence[Incident]) -> tuple[ReaderLine, ...]:
     out = []
     for c in classes:
@@ -45,7 +68,10 @@ def reader_lines(classes: Sequence[ClassSummary], incidents: Sequence[Incident])
             out.append(ReaderLine(c.name, c.status, None, None, None, None, None, None, None, None))
             continue
         incident, share = _costliest(incidents, f"{c.name}/{s.slo}")
+        paid = costly(incidents, c.name)
         line = ReaderLine(c.name, c.status, s.slo, s.attainment, s.objective, s.period_window,
-                          s.budget_remaining, s.attainment_previous, incident, share)  # fmt: skip
+                          s.budget_remaining, s.attainment_previous, incident, share,
+                          s.budget_remaining_previous, paid[:PAGE_ONE_INCIDENTS],
+                          max(0, len(paid) - PAGE_ONE_INCIDENTS))  # fmt: skip
         out.append(line)
     return tuple(out)

@@ -7,21 +7,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from monitor.bottleneck.rules import Verdict
-from monitor.bottleneck.tail import OTHER, TailShare
+from monitor.bottleneck.tail import MIN_BAND, OTHER, TailShare
 
 LABELS = {"retry": "retries", "network": "network", "tokenization": "tokenization", "queue": "queue",
           "prefill": "prefill", "decode": "decode", "tool_turnaround": "tool turnaround",
           OTHER: "other"}  # fmt: skip
 COLUMNS = ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround", OTHER)
 NAMES = {"ttft": "TTFT", "e2e": "e2e"}
-BAND_LABELS = {"p95": "P95+", "p50": "≤ P50"}
+BAND_LABELS = {"p95": "P95+", "p99": "P99+", "p50": "≤ P50"}
 
 
 def sentence(tail: TailShare, typical: TailShare | None) -> str:
-    """``P95+ TTFT of chat (12 requests from 2.10 s): 71% queue; at P50 and below: 80% prefill``."""
-    head = f"P95+ {NAMES[tail.metric]} of {tail.request_class}"
+    """``P95+ TTFT of chat (12 requests from 2.10 s): 71% queue; at P50 and below: 80% prefill``;
+    a P99+ band: ``P99+ TTFT of chat (2 requests from 4.00 s): 90% queue``, or ``P99+ TTFT of chat:
+    not enough requests (40 probe request(s) …; 100 needed)``."""
+    head = f"{BAND_LABELS[tail.band]} {NAMES[tail.metric]} of {tail.request_class}"
     if tail.why_none is not None:
-        return f"{head}: not attributed ({tail.why_none})"
+        said = "not enough requests" if tail.band == "p99" else "not attributed"
+        return f"{head}: {said} ({tail.why_none})"
     share = dict(tail.shares)[tail.dominant or OTHER]
     text = (
         f"{head} ({tail.requests} requests from {tail.bound:.2f} s): "
@@ -34,9 +37,16 @@ def sentence(tail: TailShare, typical: TailShare | None) -> str:
 
 
 def pairs(shares: Sequence[TailShare]) -> list[tuple[TailShare, TailShare | None]]:
-    """Each tail with the typical band of the same class and latency."""
+    """Each P95+ tail with the typical band of the same class and latency, then its P99+ band alone."""
     typical = {(s.request_class, s.metric): s for s in shares if s.band == "p50"}
-    return [(s, typical.get((s.request_class, s.metric))) for s in shares if s.band == "p95"]
+    far = {(s.request_class, s.metric): s for s in shares if s.band == "p99"}
+    out: list[tuple[TailShare, TailShare | None]] = []
+    for s in shares:
+        if s.band == "p95":
+            out.append((s, typical.get((s.request_class, s.metric))))
+            if (p99 := far.get((s.request_class, s.metric))) is not None:
+                out.append((p99, None))
+    return out
 
 
 def cells(s: TailShare) -> list[str]:
@@ -120,6 +130,7 @@ def to_json(shares: Sequence[TailShare]) -> list[dict[str, object]]:
             "shares": dict(s.shares),
             "dominant": s.dominant,
             "why_none": s.why_none,
+            "min_requests": MIN_BAND[s.band],
         }
         for s in shares
     ]

@@ -16,7 +16,7 @@ import time
 import httpx
 
 from monitor.errors import ScrapeError
-from monitor.model import Endpoint
+from monitor.model import Endpoint, GpuExporter
 from monitor.scrape.fetch import fetch_text
 from monitor.scrape.gpu import GpuReading, read_gpu_text
 from monitor.scrape.gpu_metrics import GpuMetrics
@@ -26,6 +26,12 @@ log = logging.getLogger(__name__)
 
 #: Deadline of one GPU exporter scrape (dcgm-exporter answers from its own cache).
 GPU_TIMEOUT = 10.0
+
+
+async def read_gpu(client: httpx.AsyncClient, gpu: GpuExporter) -> GpuReading:
+    """One read of a GPU exporter page (ScrapeError when it cannot be read or is not that page)."""
+    text = await fetch_text(client, gpu.url, timeout=GPU_TIMEOUT)
+    return await asyncio.to_thread(read_gpu_text, text, time.time(), gpu.kind)
 
 
 class GpuScrapes:
@@ -55,8 +61,7 @@ class GpuScrapes:
             return None
         ready = self.ready.setdefault(endpoint.name, asyncio.Event())
         try:
-            text = await fetch_text(self.client, gpu.url, timeout=GPU_TIMEOUT)
-            reading = await asyncio.to_thread(read_gpu_text, text, time.time(), gpu.kind)
+            reading = await read_gpu(self.client, gpu)
         except ScrapeError as exc:
             self.metrics.failed(endpoint.name)
             self.signals.pop(endpoint.name, None)

@@ -178,14 +178,7 @@ class Jobs:
         self.exporter.scrape.set_fingerprint(endpoint.name, fp)
         for warning in fp.warnings:
             log.warning("%s: %s", endpoint.name, warning)
-        stored = DeploymentFingerprint(
-            vllm_version=fp.version,
-            max_model_len=fp.max_model_len,
-            block_size=fp.block_size,
-            kv_cache_dtype=fp.cache_dtype,
-            prefix_caching=fp.enable_prefix_caching,
-            gpu_memory_utilization=fp.gpu_memory_utilization,
-        ).with_config(endpoint.deployment)
+        stored = DeploymentFingerprint.observed(fp, endpoint.deployment)
         await self.write(deployment_op(endpoint.name, stored, self.clock()))
 
     async def health(self, endpoint: Endpoint) -> bool:

@@ -179,8 +179,7 @@ class Service:
             log.warning("exporter.credentials is set but no web config checks basic-auth users: the "
                         "credentials clients send are not verified")  # fmt: skip
         for e in self.model.keys_unset():
-            log.warning("endpoint %s: api_key_env %s is not set: scrapes and probes send no API key",
-                        e.name, e.api_key_env)  # fmt: skip
+            log.warning("%s", e.key_unset())
         log.info("m3mon running: exporter on %s://%s/metrics", scheme, self.model.exporter_listen)
 
     def _on_stop_signal(self, sig: signal.Signals) -> None:

@@ -3,8 +3,9 @@
 Families, types and HELP are dcgm-exporter 4.5.3-4.8.2's ``etc/default-counters.csv`` with the
 ``DCGM_FI_PROF_SM_ACTIVE`` row enabled; every sample has the labels of its ``render_metrics.go``
 template (``gpu``, ``UUID``, ``pci_bus_id``, ``device``, ``modelName``, ``Hostname``, then
-``DCGM_FI_DRIVER_VERSION``; the XID family adds ``err_code``/``err_msg``). The values follow the
-simulator's own load, and the ``gpu_*`` faults (docs/simulator.md "DCGM surface" has the formulas).
+``DCGM_FI_DRIVER_VERSION``, :data:`DRIVER` unless the ``gpu_driver`` fault says otherwise; the XID
+family adds ``err_code``/``err_msg``). The values follow the simulator's own load, and the
+``gpu_*`` faults (docs/simulator.md "DCGM surface" has the formulas).
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ class DcgmSurface:
         act = activity(self.load(), faults)
         self._advance(act)
         per_gpu = [self.values(i, act, faults) for i in range(self.gpus)]
+        driver = faults.gpu_driver or DRIVER
         out: list[str] = []
         for name, kind, help_text in FAMILIES:
             out.append(f"# HELP {name} {help_text}\n# TYPE {name} {kind}")
@@ -173,7 +175,7 @@ class DcgmSurface:
                 out.append(
                     f'{name}{{gpu="{i}",UUID="{self.uuids[i]}",'
                     f'pci_bus_id="00000000:{0x18 + 0x11 * i:02X}:00.0",'
-                    f'device="nvidia{i}",modelName="{MODEL}",Hostname="m3sim",DCGM_FI_DRIVER_VERSION="{DRIVER}"'
+                    f'device="nvidia{i}",modelName="{MODEL}",Hostname="m3sim",DCGM_FI_DRIVER_VERSION="{driver}"'
                     f"{extra}}} {_go(value)}"
                 )
         return "\n".join(out) + "\n"

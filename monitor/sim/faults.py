@@ -58,6 +58,11 @@ class Faults(BaseModel):
     gpu_saturated: bool = Field(False, description="GPUs pinned at full activity; engine steps 2x slower")
     gpu_xid: int | None = Field(None, ge=1, le=255, description="GPU 0 reports this XID error (DCGM)")
     gpu_memory_full: bool = Field(False, description="every GPU's framebuffer is full (DCGM FB_FREE 0)")
+    gpu_driver: str | None = Field(
+        None,
+        pattern=r"^[0-9A-Za-z][0-9A-Za-z.\-]{0,49}$",
+        description="the DCGM page reports this driver version (a driver upgrade)",
+    )
 
     def merged(self, update: dict[str, Any]) -> Faults:
         """A copy with ``update`` applied; validated as a whole (raises :class:`FaultError`)."""

@@ -17,7 +17,7 @@ these cases in the real promtool.
 
 from __future__ import annotations
 
-from monitor.conventions import BURN_ALERTS, SLO_RULE_INTERVAL, BurnAlert, window_seconds
+from monitor.conventions import BURN_ALERTS, EXHAUSTION_WINDOWS, SLO_RULE_INTERVAL, BurnAlert, window_seconds
 from monitor.model import SLO
 
 STEP = window_seconds(SLO_RULE_INTERVAL)
@@ -95,3 +95,81 @@ def _minutes(minutes: int) -> str:
     if minutes >= 120:
         return f"{minutes / 60:.3g} h"
     return f"{minutes} min"
+
+
+# --- the other SLO alerts: budget exhausted, exhaustion soon, metric absent ----------------------
+
+#: ``for:`` of ``SLOMetricAbsent`` (seconds): the rule and its detection target read this one value.
+ABSENT_FOR = 600
+#: The ``exhaustion_within`` the detection table assumes for ``SLOErrorBudgetExhaustionSoon``.
+TABLE_EXHAUSTION_WITHIN = 86400.0
+
+
+def _steps(seconds: float) -> int:
+    return round(seconds) // STEP
+
+
+def exhausted_minutes(slo: SLO, error_rate: float, history: int | None = None) -> int | None:
+    """Rule steps from the onset until ``SLOErrorBudgetExhausted`` fires; None: never.
+
+    It fires once Σbad / Σvalid over the period reaches the budget (remaining ≤ 0). With steady
+    traffic and ``history`` healthy minutes (None: the whole period) the period holds
+    ``e·k / min(N, history + k)`` after ``k`` steps; at ``k = N`` only the fault, so it fires at the
+    latest then when ``e`` reaches the budget, and never below it.
+    """
+    steps = _steps(slo.period)
+    before = steps if history is None else history
+    if error_rate < slo.budget * (1 - 1e-12):
+        return None
+    for k in range(1, steps + 1):
+        if error_rate * k >= slo.budget * min(steps, before + k) * (1 - 1e-12):
+            return k
+    return None
+
+
+def exhaustion_soon_minutes(
+    slo: SLO, error_rate: float, within: float, history: int | None = None
+) -> int | None:
+    """Rule steps from the onset until ``SLOErrorBudgetExhaustionSoon`` (limit ``within`` seconds) fires.
+
+    Both windows of :data:`~monitor.conventions.EXHAUSTION_WINDOWS` must project exhaustion sooner
+    than ``within``: ``T_w = R × P / (r_w / budget)``, ``R = 1 − r_P / budget`` (``T = 0`` once the
+    budget is spent), each ratio ``e·k / min(window, history + k)``; steady traffic is assumed to
+    fill the long window's guard. None: never within the period.
+    """
+    period = _steps(slo.period)
+    before = period if history is None else history
+    windows = [_steps(window_seconds(w)) for w in EXHAUSTION_WINDOWS]
+
+    def ratio(size: int, k: int) -> float:
+        return error_rate * min(k, size) / min(size, before + k)
+
+    for k in range(1, period + 1):
+        remaining = 1 - ratio(period, k) / slo.budget
+        if remaining <= 0 or all(
+            remaining * slo.period / (ratio(w, k) / slo.budget) < within for w in windows
+        ):
+            return k
+    return None
+
+
+def absent_seconds(quiet: float | None) -> int:
+    """Seconds from the last event to ``SLOMetricAbsent`` firing: the quiet window (probe SLOs: no
+    completed probe within it; server SLOs: None, the series is stale at the first failed scrape),
+    then ``for:``, then the evaluation that sees it (one rule step)."""
+    return round(quiet or 0) + ABSENT_FOR + STEP
+
+
+def describe_minutes(minutes: int | None, never: str) -> str:
+    """``44 min``, ``7.2 h`` or ``never (…)``: a target in the table's and check-config's words."""
+    return never if minutes is None else _minutes(minutes)
+
+
+def describe_exhausted(slo: SLO, error_rate: float) -> str:
+    return describe_minutes(
+        exhausted_minutes(slo, error_rate), f"never (needs ≥ {slo.budget * 100:.3g} % bad)"
+    )
+
+
+def describe_exhaustion_soon(slo: SLO, error_rate: float, within: float) -> str:
+    return describe_minutes(exhaustion_soon_minutes(slo, error_rate, within), "never")

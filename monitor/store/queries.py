@@ -12,13 +12,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from monitor.conventions import BURN_ALERTS
 from monitor.slo.evaluate import STATUS_BURNING, STATUS_EXHAUSTED, SLOEvaluation, WindowResult
 from monitor.store.evaluations import EvaluationRepo, window_results
-from monitor.store.tables import DeploymentRow, EvaluationRow, IncidentRow, ProbeResultRow, ScrapeIntervalRow
+from monitor.store.tables import (
+    DeploymentRow,
+    EvaluationRow,
+    IncidentRow,
+    ProbeResultRow,
+    ScrapeIntervalRow,
+    ServerSpanRow,
+)
 
 
 @dataclass(frozen=True)
@@ -230,3 +237,15 @@ def daily_latency(session: Session, start: float, end: float) -> list[DailyLaten
             if value is not None:
                 samples[(cls, day, metric)].append(float(value))
     return [DailyLatency(c, d, m, len(v), *_percentiles(v)) for (c, d, m), v in sorted(samples.items())]
+
+
+def real_traffic(start: float, end: float) -> tuple[ColumnElement[bool], ...]:
+    """The ``server_spans`` of real traffic in ``(start, end]``: ended in it, in no probe's trace
+    (the one population the report's goodput section, its real-traffic tail and the contract's
+    context use count)."""
+    probe_traces = select(ProbeResultRow.trace_id).where(ProbeResultRow.trace_id.is_not(None))
+    return (
+        ServerSpanRow.end_time > start,
+        ServerSpanRow.end_time <= end,
+        ServerSpanRow.trace_id.not_in(probe_traces),
+    )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.store.fingerprint import DeploymentFingerprint
+from monitor.store.fingerprint import GPU_FIELDS, DeploymentFingerprint
 from monitor.store.tables import DeploymentRow, EndpointRow
 from monitor.store.upsert import insert_ignore, upsert_replace
 
@@ -47,6 +48,10 @@ class DeploymentRepo:
         """Record that ``endpoint`` ran ``fp`` at ``at``; True when that started a new row."""
         EndpointRepo(self.session).ensure(endpoint)
         cur = self.current(endpoint)
+        if cur is not None and not fp.gpu_known:
+            # GPU facts not read this time (the exporter is down or no longer configured) are no
+            # change: the deployment keeps the ones last stored
+            fp = replace(fp, **{name: getattr(cur, name) for name in GPU_FIELDS})
         digest = fp.digest
         if cur is not None and cur.fingerprint == digest:
             cur.last_seen = max(cur.last_seen, at)

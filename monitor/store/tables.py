@@ -71,6 +71,10 @@ class DeploymentRow(Base):
     expert_parallel_size: Mapped[int | None]
     config_max_model_len: Mapped[int | None]
     config_kv_cache_dtype: Mapped[str | None] = mapped_column(String(30))
+    gpu_model: Mapped[str | None] = mapped_column(String(100))
+    gpu_count: Mapped[int | None]
+    gpu_driver_version: Mapped[str | None] = mapped_column(String(50))
+    gpu_firmware_version: Mapped[str | None] = mapped_column(String(100))
 
 
 class ProbeResultRow(Base):

@@ -78,6 +78,24 @@ def load(streams: int, tokens: int = 400) -> Callable[[SimHandle], Awaitable[Non
     return run
 
 
+def ramp(streams: int, every: float, tokens: int = 100) -> Callable[[SimHandle], Awaitable[None]]:
+    """Background traffic that builds up: one more generation loop every ``every`` seconds, up to
+    ``streams`` (on a pool with fewer batch slots, its waiting queue grows)."""
+
+    async def run(sim: SimHandle) -> None:
+        url = f"{sim.base_url}/v1/chat/completions"
+        async with httpx.AsyncClient(timeout=30) as client:
+
+            async def one(delay: float) -> None:
+                await asyncio.sleep(delay)
+                while True:
+                    await _stream(client, url, tokens)
+
+            await asyncio.gather(*(one(k * every) for k in range(streams)))
+
+    return run
+
+
 def config(tmp: Path, sim: SimHandle, sc: Scenario) -> Path:
     endpoint: dict[str, Any] = {"name": "pool", "base_url": sim.base_url, "model": "MiniMaxAI/MiniMax-M3",
                                 "classes": ["chat"], "scrape_interval": "60s"}  # fmt: skip

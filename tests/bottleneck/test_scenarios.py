@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.bottleneck.rules import VERDICTS
 from monitor.sim.harness import SimHandle
-from tests.bottleneck.scenarios import Scenario, load, run_scenario
+from tests.bottleneck.scenarios import Scenario, load, ramp, run_scenario
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -38,7 +38,17 @@ RETRY = {"retry": {"max_retries": 2, "initial_delay": "0.2s", "max_delay": "0.5s
 SCENARIOS = [
     Scenario("healthy", "none", ENGINE),
     Scenario("busy-with-room", "none", ENGINE, background=load(4)),
-    Scenario("saturated-gpu", "gpu_bound", "prefill", faults={"gpu_saturated": True}),
+    # saturated: GPUs pinned busy while the pool's own traffic builds up beyond its 4 batch slots
+    Scenario(
+        "saturated-gpu",
+        "gpu_bound",
+        "queue",
+        faults={"gpu_saturated": True},
+        sim={"max_num_seqs": 4},
+        background=ramp(12, 0.3),
+    ),
+    # the same busy GPUs with no queue building up: not GPU-bound (the issue's "queue growing")
+    Scenario("saturated-gpu-flat-queue", "none", ENGINE, faults={"gpu_saturated": True}),
     Scenario("scheduler-stall", "scheduler_bound", "queue", background=_stalls),
     Scenario("scheduler-stall-no-gpu-exporter", "queue_bound", "queue", background=_stalls, gpu=False),
     Scenario("cache-thrash", "cache_bound", "queue", faults={"kv_pressure": 12}, background=load(4)),

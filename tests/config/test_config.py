@@ -91,6 +91,10 @@ def test_example_config_is_valid_and_summarised(capsys: pytest.CaptureFixture[st
     assert "valid m3mon/v1 configuration" in out
     for cls in ("interactive-32k", "repo-analysis-128k", "extended-context", "multimodal", "agent"):
         assert cls in out
+    # a latency SLO counts an event good at threshold or below: ≤, as the burn rules' le= bucket edge
+    assert "      - ttft-p95       ttft ≤ 2.5s objective 95% over 30d from server" in out.splitlines()
+    assert "      - itl-p95        itl ≤ 0.1s objective 95% over 30d from server" in out.splitlines()
+    assert not [line for line in out.splitlines() if line.startswith("      - ") and " < " in line]
 
 
 def test_example_model_is_frozen_and_derived() -> None:

@@ -6,10 +6,13 @@ exactly as before apart from a note naming the ignored run; ``compare`` refuses 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from monitor.cli.replay import render
 from monitor.contract.runs import evidence_problem
 from monitor.replay.summary import ReplaySummary
 from monitor.sim.harness import running_simulator
@@ -45,6 +48,70 @@ def test_a_replay_of_a_stopped_endpoint_changes_nothing_but_a_note(
     status, _, err = m3mon(capsys, "compare", "-c", str(cfg), "--endpoint", "sim", "--before", "run:1",
                            "--after", "run:3")  # fmt: skip
     assert status == 2 and "replay run 3 is no evidence" in err
+
+
+#: Plain requests of 5 prompt tokens: the simulator's chat template and the replay's
+#: ``Request <id>.`` tag alone are 11 (monitor.sim.tokens.render_chat), so no prompt can be sized.
+TOO_SHORT = """\
+version: m3mon-profile/v1
+class: small
+prompt_tokens: {quantiles: [[0, 5]]}
+output_tokens: {quantiles: [[0, 10]]}
+arrival: {rate: 6}
+"""
+
+
+def test_a_replay_whose_prompts_cannot_be_sized_is_no_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 26, "exact prompt sizes ... fail loudly where it cannot": a run whose prompts the
+    server counted more than 2 % off the profile's is stored as a failed run (exit 1, one line on
+    stderr naming the error) and the contract does not take its load as capacity. The error is
+    checked against the simulator's own count of each request's prompt (/sim/truth)."""
+    with running_simulator(**SETTINGS) as sim:  # type: ignore[arg-type]
+        cfg = _config(tmp_path, sim.base_url)
+        (tmp_path / "short.yaml").write_text(TOO_SHORT)
+        replay = ("replay", "-c", str(cfg), "--class", "small", "--duration", "1s")
+        status, out, err = m3mon(capsys, *replay, "--profile", str(tmp_path / "small.yaml"), "--rate", "4")
+        assert status == 0 and "not evidence" not in out + err, out + err
+        seen = len(sim.truth()["requests"])
+        status, out, err = m3mon(capsys, *replay, "--profile", str(tmp_path / "short.yaml"), "--rate", "12",
+                                 "--json")  # fmt: skip
+        served = [r["prompt_tokens"] for r in sim.truth()["requests"][seen:]]
+        status_human, human, human_err = m3mon(capsys, *replay, "--profile", str(tmp_path / "short.yaml"),
+                                               "--rate", "12")  # fmt: skip
+        _, contract, _ = m3mon(capsys, "contract", "-c", str(cfg))
+    run = json.loads(out)
+    error = sum(abs(n - 5) / 5 for n in served) / len(served)
+    assert served and min(served) >= 11 and error > 1.0, served
+    why = run["not_evidence"]
+    assert status == 1 and why.startswith(f"prompt sizes {error:.1%} off the profile's"), why
+    assert err.splitlines() == [f"m3mon replay: not evidence: {why} (stored as failed run {run['run_id']})"]
+    assert status_human == 1 and len(human_err.splitlines()) == 1
+    assert "\nnot evidence: prompt sizes " in human and "warning:" not in human, human
+    assert f"* note: replay run {run['run_id']} (rate 12) not counted: {why}" in contract
+    assert "SLOs hold up to 4 req/s (rate, 1 run(s))" in contract, contract
+
+
+SIZING = ("measured with the server's tokenizer and chat template; 3 prompt(s) could not be sized "
+          "within 2% of their plan")  # fmt: skip
+
+
+@pytest.mark.parametrize(("error", "line"), [
+    (0.012, f"warning: prompts not all sized to plan ({SIZING}; mean size error 1.2%, within 2%)"),
+    (0.03, f"not evidence: prompt sizes 3.0% off the profile's as the server counted them (tolerance 2%; "
+           f"{SIZING}) (stored as a failed run; the contract ignores it)"),
+])  # fmt: skip
+def test_the_sizing_line_warns_within_the_tolerance_and_is_an_error_beyond(error: float, line: str) -> None:
+    """Prompts that could not all be sized, their mean error within 2 %: evidence, with a warning.
+    Beyond 2 % the run is no evidence and says so, without the warning (which began at 5 %)."""
+    summary = replace(_summary(10, {}), prompt_token_error=error, prompt_sizing=SIZING)
+    why = evidence_problem("pool", "a" * 64, "a" * 64, summary)
+    doc: dict[str, Any] = {"class": "small", "endpoint": "pool", "load": "rate 4/s", "summary": summary.to_dict(),
+                           "clauses": [], "profile_digest": "p" * 64, "fingerprint_digest": "a" * 64,
+                           "not_evidence": why}  # fmt: skip
+    sizing_lines = [x for x in render(doc).splitlines() if x.startswith(("warning:", "not evidence:"))]
+    assert sizing_lines == [line]
 
 
 def _summary(requests: int, errors: dict[str, int]) -> ReplaySummary:

@@ -4,7 +4,8 @@ status`` and in the report, both read from the store.
 
 Two pools behind two classes, each with its GPU exporter (the simulator's DCGM page, scraped by
 the monitor and by Prometheus' generated ``gpu-exporter`` job): ``batch`` on a pool whose GPUs are
-saturated (SM active 98 %, engine steps twice as slow: the prefill owns the TTFT tail), ``edge``
+saturated (SM active 98 %, engine steps twice as slow) while its own users' traffic builds up
+beyond its 4 batch slots once the stack is up (the queue grows and owns the TTFT tail), ``edge``
 on a pool whose API server spends 0.3 s before the engine sees a request (the network/proxy
 stage owns it). Probes every second; the verdict needs :data:`MIN_REQUESTS` answered runs, so it
 is due after about that many seconds, and :data:`VERDICT_WITHIN` allows twice that on a busy
@@ -13,27 +14,32 @@ machine. Expected verdicts come from docs/bottleneck.md's table, not from the co
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack
+from collections.abc import Coroutine, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import pytest
 
 from monitor.bottleneck.tail import MIN_REQUESTS
 from monitor.sim.harness import running_simulator
-from tests.bottleneck.scenarios import FAST
+from tests.bottleneck.scenarios import FAST, ramp
 from tests.e2e.stack import Stack, endpoint, m3mon, request_class, running_stack, wait_until
 
 pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.timeout(300)]
 
 #: class -> (pool fault, verdict, stage owning the P95+ TTFT), from docs/bottleneck.md
 EXPECTED = {
-    "batch": ({"gpu_saturated": True}, "gpu_bound", "prefill"),
+    "batch": ({"gpu_saturated": True}, "gpu_bound", "queue"),
     "edge": ({"preprocess_delay": 0.3}, "proxy_bound", "network"),
 }
+#: the saturated pool's batch slots, and its users' traffic: one more stream every 1.5 s up to 12
+SIM = {"batch": {"max_num_seqs": 4}, "edge": {}}
+RAMP = {"batch": ramp(12, 1.5)}
 #: Seconds from the monitor's start to the verdict: MIN_REQUESTS probe runs a second apart, doubled.
 VERDICT_WITHIN = 2.0 * MIN_REQUESTS + 20.0
 #: Every probe is slower than this, so each class's latency SLO burns (the alert's second half).
@@ -45,18 +51,38 @@ AVAILABILITY = {"name": "availability", "sli": "availability", "objective": 95}
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, float]]:
     tmp = tmp_path_factory.mktemp("bottleneck")
     with ExitStack() as es:
-        endpoints, classes = [], []
+        endpoints, classes, sims = [], [], {}
         for cls, (faults, _, _) in EXPECTED.items():
-            sim = es.enter_context(running_simulator(dcgm_gpus=2, **FAST, faults=faults))
+            sim = es.enter_context(running_simulator(dcgm_gpus=2, **FAST, **SIM[cls], faults=faults))
+            sims[cls] = sim
             gpu = {"url": f"{sim.base_url}/dcgm/metrics", "kind": "dcgm"}
             endpoints.append(endpoint(f"pool-{cls}", sim.base_url, [cls], gpu_exporter=gpu))
             classes.append(request_class(cls, ["chat"], [AVAILABILITY, TTFT_SLO]))
         st = es.enter_context(running_stack(tmp, endpoints, classes))
+        for cls, traffic in RAMP.items():  # the queue grows inside the monitor's window
+            es.enter_context(_in_background(traffic(sims[cls])))
         verdicts = wait_until(lambda: _verdicts(st) if set(_verdicts(st)) == set(EXPECTED) else None,
                               VERDICT_WITHIN + 30, "a verdict for every class")  # fmt: skip
         took = time.time() - st.started
         assert verdicts == {c: v for c, (_, v, _) in EXPECTED.items()}, (verdicts, took)
         yield st, took
+
+
+@contextmanager
+def _in_background(work: Coroutine[Any, Any, None]) -> Iterator[None]:
+    """Run ``work`` on its own event loop in a thread; cancel it and join the thread on exit."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    future = asyncio.run_coroutine_threadsafe(work, loop)
+    try:
+        yield
+    finally:
+        future.cancel()
+        time.sleep(0.2)  # the cancelled streams close their connections
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
 
 
 def _verdicts(st: Stack) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""Live vmalert pages within one evaluation of Prometheus, with its own records, and maintenance holds.
+"""Live vmalert fires every SLO alert within one evaluation of Prometheus, with its own records, and
+maintenance holds in both.
 
 A page (the monitor's probe counters) is scraped by a real Prometheus every second. Prometheus
 evaluates the generated SLO groups itself and remote-writes only the raw series to a real
@@ -10,12 +11,21 @@ interval, shortened so the test takes a minute; the rules are otherwise unchange
 Class ``c`` (99.9 % availability on endpoint ``e``): 20 probes a second, all good, then from the
 onset all failing, with 2,000 failures at once at the onset (any step whose reading holds the
 onset is far above the threshold, whatever the engine's phase). Class ``m`` (the same SLO on endpoint ``e2``) fails the same way inside a
-maintenance occurrence the page publishes. Measured per engine from what it wrote, each sample stamped with its
-evaluation's time: the first step record holding bad events and the first ``ALERTS`` sample of
-the burn page (vmalert writes ``ALERTS`` to VictoriaMetrics too). Prometheus sees a record written earlier in the same run: 0 evaluations between
-them. vmalert does not (docs/fleet.md): the alert reads the step records, so at most 1 (it was 3
-when the alert read ratio records, which read window records, which read the step records). And
-nothing pages or tickets for the class in maintenance, in either engine.
+maintenance occurrence the page publishes. The onset is placed in the middle of the larger gap
+between the two engines' evaluation instants (read from their own record timestamps), so the
+first evaluation of each engine after the onset sees it, whatever the phases and the ingestion
+delay. Timed: the burn page, the burn ticket and ``SLOErrorBudgetExhausted`` (the burst is far
+above every row's threshold and the whole budget, so each fires at the first bad step a rule
+reads). Measured per engine from what it wrote, each sample stamped with its evaluation's time:
+the first step record holding bad events and the first ``ALERTS`` sample of each alert (vmalert
+writes ``ALERTS`` to VictoriaMetrics too), and the evaluations of that engine from the onset to
+it. Prometheus sees a record written earlier in the same run: 0 evaluations between the step
+record and every alert. vmalert does not (docs/fleet.md): every alert reads the step records, so
+at most 1 — it was 2 for ``SLOErrorBudgetExhausted`` when it read the budget record, which read
+the period's ratio record, which read the step records, and 3 for the page before that — and its
+first fire is at most one of its evaluations after Prometheus' (in Prometheus' own evaluations
+from the onset). And nothing is pending or firing for the class in maintenance at any time of the
+run, in either engine.
 """
 
 from __future__ import annotations
@@ -42,12 +52,16 @@ from tests.support.real import require_binary
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
-INTERVAL = 10  # seconds, both engines
+INTERVAL = 10  # seconds, both engines: every tolerance below is a number of these
 PER_SECOND = 20
 #: Failed probes that appear at the onset at once: any step whose reading holds the onset burns far
 #: above the page threshold, so the first bad step is the one the alert must follow.
 BURST = 2000
 WARMUP = 4 * INTERVAL  # healthy evaluations before the onset: every step has a reading before it
+#: The onset is at least this far from either engine's evaluation instants (half the larger gap between
+#: them is at least a quarter interval): a scrape (1 s), remote write (0.5 s) and VictoriaMetrics'
+#: latency offset (1 s) land before the next evaluation.
+CLEARANCE = INTERVAL / 4
 SLO_ALERTS = (cv.ALERT_BURN_PAGE, cv.ALERT_BURN_TICKET, cv.ALERT_BUDGET_EXHAUSTED)
 
 
@@ -122,22 +136,53 @@ def _active(url: str, klass: str) -> dict[str, float]:
     }
 
 
-#: The step record of class c, and its burn page as the engine records it (``ALERTS``). Prometheus
-#: stamps both with the evaluation's time; vmalert stamps records with the time its queries are
-#: aligned to (a multiple of the interval) and ``ALERTS`` with the evaluation's own time, up to one
-#: interval later: whole evaluations between them are the floor of the difference.
+#: The step record of class c, and an alert as the engine records it (``ALERTS``). Prometheus stamps
+#: both with the evaluation's time; vmalert stamps records with the time its queries are aligned to
+#: (a multiple of the interval) and ``ALERTS`` with the evaluation's own time, up to one interval
+#: later: whole evaluations between them are the floor of the difference.
 BAD_STEP = f'{cv.slo_step_events_record("bad")}{{class="c"}}'
-PAGED = f'ALERTS{{alertname="{cv.ALERT_BURN_PAGE}",alertstate="firing",class="c"}}'
+EVALUATED = f'{cv.SLO_META_OBJECTIVE_RECORD}{{class="c"}}'  # one sample per evaluation of the group
+
+
+def _alerts(alert: str, klass: str = "c") -> str:
+    return f'ALERTS{{alertname="{alert}",alertstate="firing",class="{klass}"}}'
+
+
+def _samples(url: str, selector: str, window: str = "5m") -> list[tuple[float, float]]:
+    body = httpx.get(f"{url}/api/v1/query", params={"query": f"{selector}[{window}]"}, timeout=5).json()
+    return [(float(t), float(v)) for series in body["data"]["result"] for t, v in series["values"]]
 
 
 def _first(url: str, selector: str, since: float) -> float:
     """Timestamp of the first raw sample of ``selector`` above 0 at or after ``since``."""
-    body = httpx.get(f"{url}/api/v1/query", params={"query": f"{selector}[5m]"}, timeout=5).json()
-    (series,) = body["data"]["result"]
-    return min(float(t) for t, v in series["values"] if float(v) > 0 and float(t) >= since)
+    return min(t for t, v in _samples(url, selector) if v > 0 and t >= since)
 
 
-def test_vmalert_pages_within_one_evaluation_of_prometheus(tmp_path: Path) -> None:
+def _phase(url: str) -> float:
+    """Where in the interval the engine's evaluations fall, from its own records (seconds)."""
+    stamps = [t % INTERVAL for t, _ in _samples(url, EVALUATED, "1m")]
+    assert stamps, url
+    return stamps[-1]
+
+
+def _onset_after(now: float, phases: list[float]) -> float:
+    """An instant after ``now`` in the middle of the larger gap between the engines' evaluations."""
+    marks = sorted(p % INTERVAL for p in phases)
+    gaps = [((b - a) % INTERVAL or INTERVAL, a) for a, b in zip(marks, [*marks[1:], marks[0]], strict=True)]
+    size, start = max(gaps)
+    assert size / 2 >= CLEARANCE
+    base = math.floor(now / INTERVAL) * INTERVAL + start + size / 2
+    while base <= now + 1:
+        base += INTERVAL
+    return base
+
+
+def _evaluations(at: float, onset: float) -> int:
+    """The engine's evaluations from the onset to the one stamped ``at`` (1: the first after it)."""
+    return math.ceil((at - onset) / INTERVAL)
+
+
+def test_vmalert_fires_every_slo_alert_within_one_evaluation_of_prometheus(tmp_path: Path) -> None:
     vm, vmalert = (
         require_binary("victoria-metrics", "/usr/bin/victoria-metrics"),
         require_binary("vmalert", "/usr/bin/vmalert"),
@@ -161,27 +206,50 @@ def test_vmalert_pages_within_one_evaluation_of_prometheus(tmp_path: Path) -> No
         assert not _active(prom, "c") and not _active(vmalert_url, "c"), (
             "an SLO alert fired on healthy traffic"
         )
+        onset = _onset_after(time.time(), [_phase(prom), _phase(vm_url)])
+        time.sleep(max(0.0, onset - time.time()))
         with page.lock:
-            page.onset = time.time()
-        onset = page.onset
-        prom_at = wait_for(
-            lambda: _active(prom, "c").get(cv.ALERT_BURN_PAGE), 6 * INTERVAL, "Prometheus' page"
-        )
-        vm_at = wait_for(
-            lambda: _active(vmalert_url, "c").get(cv.ALERT_BURN_PAGE), 8 * INTERVAL, "vmalert's page"
-        )
+            page.onset = onset
+        fired: dict[str, dict[str, float]] = {"prometheus": {}, "vmalert": {}}
+        for engine, url, within in (
+            ("prometheus", prom, 3 * INTERVAL),
+            ("vmalert", vmalert_url, 5 * INTERVAL),
+        ):
+            for alert in SLO_ALERTS:
+                fired[engine][alert] = wait_for(
+                    lambda u=url, a=alert: _active(u, "c").get(a), within, f"{engine}'s {alert}"
+                )
         time.sleep(2 * INTERVAL)  # the class in maintenance has failed for several evaluations by now
         held = {"prometheus": _active(prom, "m"), "vmalert": _active(vmalert_url, "m")}
-        prom_bad, vm_bad = _first(prom, BAD_STEP, onset), _first(vm_url, BAD_STEP, onset)
-        prom_paged, vm_paged = _first(prom, PAGED, onset), _first(vm_url, PAGED, onset)
-    prom_hops, vm_hops = (
-        math.floor((p - b) / INTERVAL + 1e-6) for p, b in ((prom_paged, prom_bad), (vm_paged, vm_bad))
+        ever = {  # any ALERTS sample of the class in maintenance (pending or firing) during the run
+            engine: sorted({a for a in SLO_ALERTS for _ in _samples(url, _alerts(a, "m").replace(
+                'alertstate="firing",', ""), "10m")})
+            for engine, url in (("prometheus", prom), ("vmalert", vm_url))
+        }  # fmt: skip
+        bad = {"prometheus": _first(prom, BAD_STEP, onset), "vmalert": _first(vm_url, BAD_STEP, onset)}
+        stamped = {
+            engine: {a: _first(url, _alerts(a), onset) for a in SLO_ALERTS}
+            for engine, url in (("prometheus", prom), ("vmalert", vm_url))
+        }
+    hops = {
+        e: {a: math.floor((t - bad[e]) / INTERVAL + 1e-6) for a, t in stamped[e].items()} for e in stamped
+    }
+    # evaluations of the engine from the onset to the one that fired (vmalert's ALERTS stamps are not
+    # on its query grid: counted from its first bad step, which is)
+    evals = {e: {a: _evaluations(bad[e], onset) + hops[e][a] for a in SLO_ALERTS} for e in stamped}
+    for alert in SLO_ALERTS:
+        print(f"{alert}: Prometheus +{stamped['prometheus'][alert] - onset:.1f}s "
+              f"(evaluation {evals['prometheus'][alert]}, {hops['prometheus'][alert]} after its first bad step "
+              f"+{bad['prometheus'] - onset:.1f}s), vmalert +{stamped['vmalert'][alert] - onset:.1f}s "
+              f"(evaluation {evals['vmalert'][alert]}, {hops['vmalert'][alert]} after its first bad step "
+              f"+{bad['vmalert'] - onset:.1f}s); activeAt difference {fired['vmalert'][alert] - fired['prometheus'][alert]:.1f}s")  # fmt: skip
+    assert all(v == 0 for v in hops["prometheus"].values()), hops
+    assert all(v <= 1 for v in hops["vmalert"].values()), (
+        f"vmalert: evaluations after its first bad step {hops}"
     )
-    print(f"onset +{prom_bad - onset:.1f}s first bad step / +{prom_paged - onset:.1f}s page (Prometheus, "
-          f"{prom_hops} evaluations), +{vm_bad - onset:.1f}s / +{vm_paged - onset:.1f}s (vmalert, {vm_hops})")  # fmt: skip
-    assert prom_hops == 0, (prom_bad, prom_paged)
-    assert vm_hops <= 1, f"vmalert paged {vm_hops} evaluations after its first bad step record"
-    # the engines evaluate at their own phases (up to one interval apart) and vmalert reads VictoriaMetrics
-    # through remote write: one hop, one phase and a few seconds of ingestion at most
-    assert abs(vm_at - prom_at) <= 3 * INTERVAL, (vm_at - onset, prom_at - onset)
+    # each engine's first evaluation after the onset sees it (the onset sits CLEARANCE from both grids)
+    assert {_evaluations(b, onset) for b in bad.values()} == {1}, (bad, onset)
+    late = {a: evals["vmalert"][a] - evals["prometheus"][a] for a in SLO_ALERTS}
+    assert all(d <= 1 for d in late.values()), f"vmalert's first fire, evaluations after Prometheus': {late}"
     assert held == {"prometheus": {}, "vmalert": {}}, held
+    assert ever == {"prometheus": [], "vmalert": []}, f"alerts of the class in maintenance: {ever}"

@@ -142,8 +142,20 @@ def test_docs_table_is_the_computed_one() -> None:
         assert row in text, row
 
 
+#: The first fire promtool measured (``test_first_fire_is_the_stated_minute``, 6 h history): page /
+#: ticket after a total outage; page / ticket at 10 % bad. The docs table's last column.
+MEASURED = {
+    "95 %": "44 / 19 min; none / none in 4 h",
+    "95 % (`page_within: 5m`)": "5 / 19 min; 46 min / none in 4 h",
+    "99 %": "9 / 4 min; 217 / 41 min",
+    "99.9 %": "1 / 1 min; 9 / 4 min",
+}
+
+
 def table_rows() -> list[str]:
-    """The rows of docs/generate.md "Burn alerts at every objective" (30-day period)."""
+    """The rows of docs/generate.md "Burn alerts at every objective" (30-day period): the page and
+    ticket, budget exhausted and exhaustion soon (``exhaustion_within: 24h``) targets, then what
+    promtool measured."""
     base = load_model(REPO / "examples" / "monitor.yaml").slos[0]
     rows = []
     for objective in burn.OBJECTIVES:
@@ -152,8 +164,12 @@ def table_rows() -> list[str]:
                 continue
             slo = _with(base, objective / 100, page_within)
             cells = [burn.describe(slo, sev, e) for sev in ("page", "ticket") for e in burn.ERROR_RATES]
+            cells += [burn.describe_exhausted(slo, e) for e in burn.ERROR_RATES]
+            cells += [
+                burn.describe_exhaustion_soon(slo, e, burn.TABLE_EXHAUSTION_WITHIN) for e in burn.ERROR_RATES
+            ]
             name = f"{objective:g} %" + (" (`page_within: 5m`)" if page_within else "")
-            rows.append(f"| {name} | " + " | ".join(cells) + " |")
+            rows.append(f"| {name} | " + " | ".join([*cells, MEASURED.get(name, "—")]) + " |")
     return rows
 
 

@@ -169,3 +169,41 @@ def test_a_page_and_a_ticket_of_one_burn_are_one_episode() -> None:
         ("c/b", "page", 100, 200, 9.0, 3),
         ("c/b", "ticket", 201, 300, 3.0, 3),
     ]
+
+
+def _sent(name: str, fingerprint: str, severity: str, starts: str, ends: str) -> dict[str, object]:
+    """One resolved alert about chat/availability, as Alertmanager's webhook sends it."""
+    labels = {"alertname": name, "class": "chat", "slo": "availability", "severity": severity}
+    alert = {"status": "resolved", "fingerprint": fingerprint, "labels": labels, "annotations": {"summary": name},
+             "startsAt": f"2026-11-25T{starts}:00Z", "endsAt": f"2026-11-25T{ends}:00Z"}  # fmt: skip
+    return {"version": "4", "status": "resolved", "alerts": [alert]}
+
+
+def test_a_received_page_and_ticket_of_one_burn_are_one_row(tmp_path: Path) -> None:
+    """Issue 24: received alerts were never merged, so Alertmanager's page and ticket of one burn
+    made two rows. The ticket fired 10:05-11:00 and the page 10:10-10:30 (inside it): one episode,
+    a page, 10:05 to 11:00. Its cost, counted by hand: from the ticket's 3-day window before 10:05
+    (the period's start bounds it: Monday 00:00) through 11:00, the store's bad events are the 20
+    timeouts of 10:01-10:20. A later page 14:00-14:30 is another burn: its own row, costing the bad
+    events from 11:00 (the first episode charged up to there) through 14:30: none."""
+    model, store = _store(tmp_path)
+    try:
+        store.apply(
+            [alertmanager_op(_sent("SLOErrorBudgetBurnTicket", "t1", "ticket", "10:05", "11:00"), T0)]
+        )
+        store.apply([alertmanager_op(_sent("SLOErrorBudgetBurnPage", "p1", "page", "10:10", "10:30"), T0)])
+        (one,) = _report(model, store).incidents
+        assert (one.source, one.alertname, one.severity) == ("alertmanager", "SLOErrorBudgetBurnPage", "page")
+        assert one.started_at.timestamp() == T0 + 5 * MIN and one.ended_at is not None
+        assert one.ended_at.timestamp() == T0 + 60 * MIN and one.duration_seconds == 55 * MIN
+        assert one.peak_burn == pytest.approx((20 / 60) / 0.01)  # the derived page it covers
+        assert [(c.slo_id, c.bad) for c in one.costs] == [("chat/availability", 20)]
+
+        store.apply([alertmanager_op(_sent("SLOErrorBudgetBurnPage", "p2", "page", "14:00", "14:30"), T0)])
+        first, second = _report(model, store).incidents
+        assert (first.started_at.timestamp(), first.severity) == (T0 + 5 * MIN, "page")
+        assert [c.bad for c in first.costs] == [20]
+        assert (second.started_at.timestamp(), second.duration_seconds) == (T0 + 4 * 3600, 30 * MIN)
+        assert [c.bad for c in second.costs] == [0]
+    finally:
+        store.close()

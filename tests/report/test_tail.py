@@ -16,8 +16,9 @@ from monitor.probes.result import ProbeResult, Timings
 from monitor.report.collect_probes import ProbeFacts
 from monitor.report.redact import Redactor
 from monitor.scrape.gpu_signals import GpuDeviceSignals, GpuSignals
+from monitor.scrape.signals import EngineSignals, Signals
 from monitor.store import Store
-from monitor.store.ops import gpu_op, probe_op
+from monitor.store.ops import gpu_op, probe_op, signals_op
 from tests.report.stores import WEEK, rendered, stored
 
 CONFIG = """\
@@ -87,6 +88,25 @@ def test_the_tail_is_the_queue_and_the_median_is_prefill(store: tuple[Model, str
     )
 
 
+def test_too_few_requests_for_p99(store: tuple[Model, str]) -> None:
+    """20 requests: enough for the P95+ band (its tail holds two), not for P99+ (100 needed, docs):
+    the report says "not enough requests" instead of a share, in every format."""
+    tail = _tail(store)
+    p99 = tail[("chat", "ttft", "p99")]
+    assert (p99.shares, p99.bound, p99.requests) == ((), None, 20)
+    report = rendered(*store)
+    line = ("P99+ TTFT of chat: not enough requests (20 probe request(s) with a server view (per-request "
+            "metrics or spans); 100 needed)")  # fmt: skip
+    assert line in report.markdown.replace("\\", "") and line in html.unescape(report.html)
+    (entry,) = [
+        e
+        for e in json.loads(report.json)["tail"]
+        if (e["class"], e["latency"], e["band"]) == ("chat", "e2e", "p99")
+    ]
+    assert (entry["shares"], entry["dominant"], entry["min_requests"]) == ({}, None, 100)
+    assert "P99+ |" not in report.markdown  # no table row without a number
+
+
 def test_every_format_says_it(store: tuple[Model, str]) -> None:
     report = rendered(*store)
     line = "P95+ TTFT of chat (2 requests from 3.00 s): 85% queue; at P50 and below: 80% prefill"
@@ -111,8 +131,9 @@ def test_the_verdict_reads_the_same_tail(store: tuple[Model, str]) -> None:
     assert (verdicts["few"]["verdict"], verdicts["few"]["stage"]) == ("unknown", None)
     assert verdicts["chat"]["runs"] == 20 and verdicts["chat"]["retried"] == 0
     for e in doc["tail"]:
-        if e["class"] == "chat":
+        if e["class"] == "chat" and e["why_none"] is None:
             assert verdicts["chat"]["tail_shares"][f"{e['latency']}_{e['band']}"] == e["shares"]
+    assert "ttft_p99" not in verdicts["chat"]["tail_shares"]  # 20 requests: no P99+ band to read
     line = "chat: queue-bound (GPU not read): P95+ TTFT 85% queue, e2e 57% queue"
     assert line in report.markdown.replace("\\", "") and line in html.unescape(report.html)
 
@@ -122,23 +143,46 @@ def _gpu(at: float, sm: float) -> GpuSignals:
     return GpuSignals("ep", "dcgm", at, at - 60, devices)
 
 
+def _interval(end: float, waiting: float) -> Signals:
+    return Signals(
+        "ep", "vllm", "vllm-v1-engine", "m", end, end - 60, False, {}, EngineSignals(waiting=waiting)
+    )
+
+
 @pytest.mark.parametrize(
-    ("week_sm", "verdict"),
-    [((0.9, 1.0), "gpu_bound"), ((0.3, 0.5), "scheduler_bound")],
-    ids=["saturated", "idle"],
+    ("week_sm", "waiting", "growth", "verdict"),
+    [
+        ((0.9, 1.0), (0.0, 1.0, 3.0, 6.0), 4.0, "gpu_bound"),
+        ((0.9, 1.0), (2.0, 3.0, 3.0, 2.0), 0.0, "scheduler_bound"),
+        ((0.3, 0.5), (0.0, 1.0, 3.0, 6.0), 4.0, "scheduler_bound"),
+        ((0.9, 1.0), (), None, "queue_bound"),
+    ],
+    ids=["saturated-growing", "saturated-flat", "idle", "saturated-no-queue-reading"],
 )
 def test_stored_gpu_samples_tell_gpu_bound_from_the_scheduler(
-    tmp_path: Path, week_sm: tuple[float, float], verdict: str
+    tmp_path: Path,
+    week_sm: tuple[float, float],
+    waiting: tuple[float, ...],
+    growth: float | None,
+    verdict: str,
 ) -> None:
-    """The report reads the GPU activity the service stored (gpu_samples): the same queue-owned TTFT
-    tail is GPU-bound when the class's GPUs averaged SM activity >= 85 % over the week (mean of
-    0.9 and 1.0 = 95 %) and scheduler-bound at 40 %; a saturated sample before the week is not
-    evidence for it (without any sample the verdict is queue_bound, test above)."""
+    """The report reads the GPU activity the service stored (gpu_samples) and the waiting queue of
+    the stored intervals (docs/bottleneck.md): the same queue-owned TTFT tail is GPU-bound when the
+    class's GPUs averaged SM activity >= 85 % over the week (mean of 0.9 and 1.0 = 95 %) while the
+    queue grew (waiting 0, 1 then 3, 6: the later half's mean 4.5 against 0.5, +4); with the
+    queue flat (2, 3 then 3, 2: +0) or at 40 % SM activity it is scheduler-bound; busy GPUs with no
+    queue reading cannot be told apart (queue_bound). A saturated GPU sample and a long queue
+    before the week are not evidence for it (without any sample the verdict is queue_bound, test
+    above)."""
     probes = [_probe("chat", k, slow=k in (18, 19)) for k in range(20)]
     gpus = [_gpu(START.timestamp() - 600, 0.99), _gpu(T, week_sm[0]), _gpu(T + 3600, week_sm[1])]
-    model, url = stored(tmp_path, CONFIG, lambda m: [*(probe_op(m, p) for p in probes), *map(gpu_op, gpus)])
+    before = [_interval(START.timestamp() - 60, 50.0)] if waiting else []
+    intervals = before + [_interval(T + 600 * (i + 1), w) for i, w in enumerate(waiting)]
+    model, url = stored(tmp_path, CONFIG, lambda m: [*(probe_op(m, p) for p in probes), *map(gpu_op, gpus),
+                                                     *(signals_op(m, "ep", s) for s in intervals)])  # fmt: skip
     doc = json.loads(rendered(model, url).json)
     chat = next(v for v in doc["bottleneck"] if v["class"] == "chat")
     assert (chat["verdict"], chat["stage"]) == (verdict, "queue")
     assert chat["sm_active"] == pytest.approx(sum(week_sm) / 2)
     assert chat["tensor_active"] == pytest.approx(sum(week_sm) / 4)
+    assert chat["queue_growth"] == (None if growth is None else pytest.approx(growth))

@@ -7,6 +7,7 @@ from typing import Any
 from grafanalib import core as g
 
 from monitor import conventions as cv
+from monitor.generate import promql as q
 from monitor.generate.dashboards.panels import (
     Layout,
     Query,
@@ -36,6 +37,26 @@ def vllm_sel(model: Model, extra: str = "") -> str:
 def probe_sel(model: Model, extra: str = "") -> str:
     """Selector for the monitor's probe series filtered by the endpoint and class variables."""
     return f'{{job="{model.alerting.job_monitor}",endpoint=~"$endpoint",class=~"$class"{extra}}}'
+
+
+#: The probe kind that alone observes a probe series: tool turnaround is measured by agent sessions
+#: only, cold / warm long-prompt TTFT by the long-prompt probe only. The exporter creates their
+#: series for every class, so a panel reading one is restricted to the classes that run the kind
+#: (and not drawn when none does): a class without it would show an empty or NaN line.
+TOOL_ROUNDS_KIND = "agent_session"
+LONG_PROMPT_KIND = "long_prompt"
+KIND_OF_SERIES: dict[str, str] = {
+    cv.PROBE_TOOL_TURNAROUND: TOOL_ROUNDS_KIND,
+    cv.PROBE_LONG_PROMPT_TTFT: LONG_PROMPT_KIND,
+}
+
+
+def kind_sel(model: Model, kind: str, extra: str = "") -> str | None:
+    """:func:`probe_sel` restricted to the classes whose probes include ``kind``; None if none does."""
+    classes = [rc.name for rc in model.classes if kind in rc.probe.kinds]
+    if not classes:
+        return None
+    return probe_sel(model, f",{cv.L_CLASS}{q.regex(classes)}{extra}")
 
 
 # Histograms are only ever added up within one bucket layout. vLLM's token histograms follow each

@@ -6,7 +6,14 @@ from typing import Any
 
 from monitor import conventions as cv
 from monitor.generate import promql as q
-from monitor.generate.dashboards.common import NETWORK_NOTE, RATE, dashboard, quantiles, vllm_sel
+from monitor.generate.dashboards.common import (
+    NETWORK_NOTE,
+    RATE,
+    TOOL_ROUNDS_KIND,
+    dashboard,
+    quantiles,
+    vllm_sel,
+)
 from monitor.generate.dashboards.panels import Layout, Query, timeseries
 from monitor.model import Model
 
@@ -16,7 +23,6 @@ SPEC_UID = "m3mon-spec-decode"
 
 
 #: The probe kind whose runs measure tool turnaround (tool result sent -> next first token).
-TOOL_ROUNDS_KIND = "agent_session"
 
 
 def _mean(metric: str, sel: str, legend: str) -> Query:

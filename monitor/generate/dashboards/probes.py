@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
-from monitor.generate.dashboards.common import LAYOUT, NETWORK_NOTE, RATE, dashboard, probe_sel, quantiles
+from monitor.generate.dashboards.common import (
+    LAYOUT,
+    LONG_PROMPT_KIND,
+    NETWORK_NOTE,
+    RATE,
+    TOOL_ROUNDS_KIND,
+    dashboard,
+    kind_sel,
+    probe_sel,
+    quantiles,
+)
 from monitor.generate.dashboards.panels import Layout, Query, heatmap, timeseries
 from monitor.model import Model
 
@@ -53,26 +63,30 @@ def build(model: Model, banner: str) -> dict[str, Any]:
     lay.row("Latency seen by probes")
     lay.add(timeseries("Probe TTFT by kind", quantiles(cv.PROBE_TTFT, p, (0.99, 0.5), by="kind"), unit="s"))
     lay.add(timeseries("Probe E2E by kind", quantiles(cv.PROBE_E2E, p, (0.99, 0.5), by="kind"), unit="s"))
+    tool = kind_sel(model, TOOL_ROUNDS_KIND)
     lay.add(
         timeseries(
-            "Network time and tool turnaround",
+            "Network time and tool turnaround" if tool else "Network time",
             [
                 *(Query(x.expr, f"network {x.legend}") for x in quantiles(cv.PROBE_NETWORK, p, (0.95,))[:1]),
                 *(
                     Query(x.expr, f"tool {x.legend}")
-                    for x in quantiles(cv.PROBE_TOOL_TURNAROUND, p, (0.95,))[:1]
+                    for x in (quantiles(cv.PROBE_TOOL_TURNAROUND, tool, (0.95,))[:1] if tool else [])
                 ),
             ],
             unit="s",
-            description=NETWORK_NOTE + " Tool turnaround exists only for classes probed with agent sessions.",
+            description=NETWORK_NOTE
+            + (" Tool turnaround is drawn for the classes probed with agent sessions only." if tool else ""),
         )
     )
-    lay.add(
-        timeseries(
-            "Long prompt TTFT: cold vs warm prefix cache",
-            quantiles(cv.PROBE_LONG_PROMPT_TTFT, p, (0.95, 0.5), by=cv.L_CACHE)[:-1],
-            unit="s",
+    long_prompt = kind_sel(model, LONG_PROMPT_KIND)
+    if long_prompt:  # drawn for the classes running the long-prompt probe only
+        lay.add(
+            timeseries(
+                "Long prompt TTFT: cold vs warm prefix cache",
+                quantiles(cv.PROBE_LONG_PROMPT_TTFT, long_prompt, (0.95, 0.5), by=cv.L_CACHE)[:-1],
+                unit="s",
+            )
         )
-    )
     _distributions(lay, p)
     return dashboard(model, UID, "M3 / Probes", lay, banner, ("endpoint", "class"))

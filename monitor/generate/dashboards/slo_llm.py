@@ -8,7 +8,7 @@ written ``/ (... > 0)`` so an hour without probes is no data, never NaN.
 from __future__ import annotations
 
 from monitor import conventions as cv
-from monitor.generate.dashboards.common import RATE, probe_sel
+from monitor.generate.dashboards.common import LONG_PROMPT_KIND, RATE, kind_sel, probe_sel
 from monitor.generate.dashboards.panels import Layout, Query, timeseries
 from monitor.model import Model
 
@@ -47,7 +47,10 @@ def add_llm_row(model: Model, lay: Layout) -> None:
             unit="s",
         )
     )
-    cold, warm = probe_sel(model, f',{cv.L_CACHE}="cold"'), probe_sel(model, f',{cv.L_CACHE}="warm"')
+    cold = kind_sel(model, LONG_PROMPT_KIND, f',{cv.L_CACHE}="cold"')
+    warm = kind_sel(model, LONG_PROMPT_KIND, f',{cv.L_CACHE}="warm"')
+    if cold is None or warm is None:  # no class runs the long-prompt probe: no panel
+        return
     lay.add(
         timeseries(
             "Long-prompt TTFT: cold vs warm prefix (P50)",
@@ -56,5 +59,6 @@ def add_llm_row(model: Model, lay: Layout) -> None:
                 _quantile(0.5, cv.PROBE_LONG_PROMPT_TTFT, warm, "{{class}} {{endpoint}} warm"),
             ],
             unit="s",
+            description="Drawn for the classes that run the long-prompt probe only.",
         )
     )
