@@ -1,6 +1,7 @@
 """Failed replays are not evidence (issue 26, finding 1): two good replays against a real simulator,
 the simulator stopped, one more replay — stored as a failed run, exit 1, and the contract reads
-exactly as before apart from a note naming the ignored run; ``compare`` refuses it. The rule itself
+exactly as before apart from a note naming the ignored run (and its row in the per-run table,
+marked not counted); ``compare`` refuses it. The rule itself
 (docs/contract.md, *Failed replays are not evidence*) against hand-built summaries."""
 
 from __future__ import annotations
@@ -41,7 +42,10 @@ def test_a_replay_of_a_stopped_endpoint_changes_nothing_but_a_note(
     status, after, _ = m3mon(capsys, "contract", "-c", str(cfg))
     note = f"* note: replay run 3 (rate 2) not counted: {dead['not_evidence']}\n"
     assert status == 0 and note in after
-    assert after.replace(note, "") == before
+    # the per-run table lists run 3 too, marked as not counted; nothing else changes
+    row = [line for line in after.splitlines(keepends=True) if line.startswith("| 3 | m3mon replay |")]
+    assert len(row) == 1 and row[0].rstrip().endswith("| no: not evidence (see notes) |"), after
+    assert after.replace(note, "").replace(row[0], "") == before
 
     status, out, _ = m3mon(capsys, *replay[:-1], "--rate", "2")  # the human form says so too
     assert status == 1 and "not evidence: the deployment fingerprint was not observable" in out

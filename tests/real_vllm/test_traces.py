@@ -20,6 +20,7 @@ from monitor.traces.span import ServerSpan
 from monitor.traces.stages import trace_stages
 from tests.e2e.stack import wait_until
 from tests.real_vllm.conftest import CLASS, Real, wait_for_probe_round
+from tests.real_vllm.stack import SERVED
 
 
 def test_spans_are_stored_and_joined_to_the_services_probes(real: Real) -> None:
@@ -64,20 +65,38 @@ def test_breakdown_per_class_comes_from_the_real_spans(real: Real) -> None:
 
 
 #: vLLM stamps its span's e2e and the span's end a moment apart (``do_tracing`` sets attributes in
-#: between: 0.3-0.6 ms measured on the CPU tier): the typical span must meet the stages within
-#: 1 ms; a span whose thread was descheduled between the two stamps may not (a busy machine).
-STAGE_SUM_TOLERANCE = 0.001
-DESCHEDULED = 0.05
+#: between: 0.3-2.5 ms measured on the CPU tier, quiet), and the residual stage ``other`` is the last
+#: token's trip to the frontend less the first's (0.5-2.7 ms quiet). A span whose thread was
+#: descheduled between two stamps (a busy machine: 87 ms seen in CI) differs by that much, so the
+#: bound holds at the median span, which no single descheduled span moves; an attribution error
+#: (a stage left out or counted twice) moves every span by a stage (6-840 ms here).
+STAGE_SUM_TOLERANCE = 0.005
+#: Spans the median is taken over: the service's probe round plus requests sent here.
+SPANS = 9
+
+
+def _more_spans(real: Real, count: int) -> None:
+    body = {"model": SERVED, "max_tokens": 16, "messages": [{"role": "user", "content": "Count to ten."}]}
+    for _ in range(count):
+        r = httpx.post(f"{real.server.base_url}/v1/chat/completions", json=body, timeout=60)
+        assert r.status_code == 200, r.text
 
 
 def test_the_stages_of_real_spans_add_up_to_the_servers_own_e2e(real: Real) -> None:
     """Issue 25: every stored vLLM span read as a trace's stages (monitor.traces.stages): the stages
-    tile the span exactly, sum to the e2e vLLM itself reported (``gen_ai.latency.e2e``, an
-    independent stamp) within 1 ms at the median span (within 50 ms for every span), no measured
-    stage is negative beyond 1 ms, and tokenization (arrival to QUEUED) is vLLM's TTFT less queue and prefill."""
+    tile the span exactly, tokenization (arrival to QUEUED) is vLLM's TTFT less queue and prefill,
+    no measured stage is negative beyond the tolerance, and at the median span the stages sum to
+    the e2e vLLM itself reported (``gen_ai.latency.e2e``, an independent stamp) and leave no
+    residual, within 5 ms."""
     wait_for_probe_round(real)
-    rows = wait_until(lambda: real.rows(ServerSpanRow, ServerSpanRow.e2e.is_not(None)), 30, "stored spans")
-    gaps = []
+    _more_spans(real, SPANS)
+
+    def stored() -> list[ServerSpanRow]:
+        rows = real.rows(ServerSpanRow, ServerSpanRow.e2e.is_not(None))
+        return rows if len(rows) >= SPANS else []
+
+    rows = wait_until(stored, 30, f"{SPANS} stored spans", every=0.5)
+    gaps, residuals = [], []
     for row in rows:
         span = ServerSpan(row.trace_id, row.span_id, row.name, row.start_time, row.end_time, queue=row.queue,
                           ttft=row.ttft, prefill=row.prefill, decode=row.decode, e2e=row.e2e)  # fmt: skip
@@ -86,12 +105,11 @@ def test_the_stages_of_real_spans_add_up_to_the_servers_own_e2e(real: Real) -> N
         stages = dict(st.stages)
         total = sum(v for v in stages.values() if v is not None)
         assert total == pytest.approx(row.end_time - row.start_time, abs=1e-9)
-        gaps.append(abs(total - row.e2e))
         measured = [v for k, v in stages.items() if k != "other"]
         assert all(v is not None and v >= -STAGE_SUM_TOLERANCE for v in measured), stages
-        # other = the last token's trip to the frontend less the first's (TTFT is stamped there,
-        # decode in the engine): below zero when the first token waited longer (a busy machine)
-        assert abs(stages["other"] or 0.0) <= DESCHEDULED, stages
         assert stages["tokenization"] == pytest.approx(row.ttft - row.queue - row.prefill, abs=1e-9)
         assert stages["retry"] == 0.0 and stages["network"] == pytest.approx(0.0, abs=1e-9)
-    assert statistics.median(gaps) <= STAGE_SUM_TOLERANCE and max(gaps) <= DESCHEDULED, sorted(gaps)
+        gaps.append(abs(total - row.e2e))
+        residuals.append(abs(stages["other"] or 0.0))
+    assert statistics.median(gaps) <= STAGE_SUM_TOLERANCE, sorted(gaps)
+    assert statistics.median(residuals) <= STAGE_SUM_TOLERANCE, sorted(residuals)

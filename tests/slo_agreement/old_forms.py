@@ -132,8 +132,9 @@ OLD_FORMS = (
         True,
         (
             "min 85 30d ratio: oracle 0.0142857142857, prometheus nan",
+            # SLOErrorBudgetExhausted reads the step records since issue 23, not the period ratio
+            # this form replaces, so the finding shows in the published ratio and budget only
             "min 85 budget remaining",
-            "SLOErrorBudgetExhausted first fires: oracle 81, prometheus None",
         ),
     ),
     OldForm(
