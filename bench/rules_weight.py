@@ -19,6 +19,7 @@ endpoint with counters that rise every second. Every group is evaluated every
 alert series), summed per rule file, and prints per SLO the recording rules, the series written
 and the evaluation seconds (median over rounds), each as a ratio to Sloth's.
 
+``M3MON_BENCH_WARMUP`` (seconds, default four intervals) sets the history before the first round.
 The history is minutes, not days: window sums (ours over step records, Sloth's ``rate()`` over
 raw samples and its period's ``sum_over_time``) read more samples as history grows, so the
 seconds are those of a young Prometheus. Prometheus and the source are stopped at the end,
@@ -58,6 +59,8 @@ SLOS = int(os.environ.get("M3MON_BENCH_SLOS", "1000"))
 ROUNDS = int(os.environ.get("M3MON_BENCH_ROUNDS", "6"))
 INTERVAL = int(os.environ.get("M3MON_BENCH_INTERVAL", "20"))
 VARIANTS = os.environ.get("M3MON_BENCH_VARIANTS", "1") != "0"
+#: Seconds of history before the first measured round (default: four evaluations).
+WARMUP = int(os.environ.get("M3MON_BENCH_WARMUP", str(4 * INTERVAL)))
 GUARD_TERM = r"\n  and\n    sum_over_time\([^\n]*\) >= [^\n]*\n"
 
 
@@ -254,7 +257,7 @@ def main() -> None:
         proc, url = start_prometheus(prometheus_config(source, list(files.values())), tmp)
         try:
             started = time.monotonic()
-            time.sleep(4 * INTERVAL)  # a few evaluations with rates and step rises to read
+            time.sleep(WARMUP)  # evaluations with rates and step rises to read; longer = an older Prometheus
             rounds = measure(url)
             minutes = (time.monotonic() - started) / 60
             first = sum(1 for s in model.slos if s.name.endswith("-k0"))
