@@ -112,8 +112,8 @@ def burn_condition(slo: SLO, severity: str) -> str:
 
 def _burn_alert(model: Model, slo: SLO, severity: str) -> Alert:
     rows = [b for b in cv.BURN_ALERTS if b.severity == severity]
-    pairs = ", ".join(
-        f"{q.num(burn.factor(slo, b))}x over {b.long_window} and {b.short_window}" for b in rows
+    pairs = " or ".join(
+        f"above {q.num(burn.factor(slo, b))}x over both {b.long_window} and {b.short_window}" for b in rows
     )
     return Alert(
         name=cv.ALERT_BURN_PAGE if severity == "page" else cv.ALERT_BURN_TICKET,
@@ -122,7 +122,7 @@ def _burn_alert(model: Model, slo: SLO, severity: str) -> Alert:
         summary=f"{slo.request_class} {slo.name}: error budget burning too fast ({severity})",
         description=(
             f"SLO {slo.id} ({slo.sli}, objective {slo.objective * 100:g}% over {slo.period_window}) is "
-            f"burning its error budget at {pairs}."
+            f"burning its error budget {pairs} (measured rates in burn_rates)."
         ),
         labels=tuple((k, v) for k, v in slo_labels(slo).items()),
         annotations=tuple(
