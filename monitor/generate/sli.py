@@ -155,9 +155,25 @@ def absent_condition(model: Model, slo: SLO) -> str:
     if slo.source == "probes":
         completed = cv.PROBE_TOTAL + q.matchers([*base, *map(_matcher, events.PROBE_AVAILABILITY.valid)])
         window = activity_window(model, slo)
-        return f"absent({completed})\nor\nsum(increase({completed}[{window}])) == 0"
+        return (
+            f"absent({completed})\nor\n(\n  sum(increase({completed}[{window}])) == 0\n"
+            f"  unless on ()\n  {_counted_since_start(model, completed, window)}\n)"
+        )
     metric = rule.metric + ("_count" if isinstance(rule, events.HistogramEvents) else "")
     return f"absent({metric}{q.matchers(base)})"
+
+
+def _counted_since_start(model: Model, completed: str, window: str) -> str:
+    """A sample when a monitor that started within ``window`` has counted a probe since: one
+    completed within the window. ``increase()`` cannot show it: a series first scraped at 1 (the
+    class's first probe finished before the first scrape, as it does for a class probed every
+    30 min) has no rise Prometheus sees, and a 30-min class would tick absent 10 min after every
+    start until its second probe."""
+    started = cv.PROCESS_START_TIME + q.monitor_selector(model.alerting)
+    return (
+        f"count(\n    sum by (instance) ({completed}) > 0\n"
+        f"    and on (instance)\n    (time() - {started}) < {window.removesuffix('s')}\n  )"
+    )
 
 
 def threshold_not_edge(model: Model, slo: SLO) -> str | None:
