@@ -19,11 +19,11 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check monitor tests bench
-	$(BIN)/ruff format --check monitor tests bench
+	$(BIN)/ruff check monitor tests bench field
+	$(BIN)/ruff format --check monitor tests bench field
 
 typecheck: $(STAMP)
-	$(BIN)/mypy monitor
+	$(BIN)/mypy monitor field
 
 # Two workers (these machines have 2 cores; most tests wait on servers); tests/conftest.py keeps
 # each module, and the real-vLLM tier, on one worker. PYTEST_WORKERS=0 runs serially.

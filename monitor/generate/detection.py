@@ -59,6 +59,8 @@ TARGETS: tuple[Target, ...] = (
            15 * 60),
     Target("probes-failing-restart", cv.ALERT_PROBES_FAILING,
            "as probes-failing, and the monitor restarts 2 min in (away 30 s, counters from 0)", 5 * 60),
+    Target("probes-failing-after-maintenance", cv.ALERT_PROBES_FAILING,
+           "as probes-failing, from 4 min after a 10-min maintenance of the endpoint ended", 5 * 60),
     Target("scrape-failing", cv.ALERT_SCRAPE_FAILING,
            "every scrape the monitor makes of the endpoint's /metrics fails", 6 * 60),
     Target("kv-full", cv.ALERT_KV_CACHE_NEARLY_FULL,

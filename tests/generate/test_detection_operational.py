@@ -324,6 +324,18 @@ def _probes_failing_restart(m: Model) -> tuple[World, list[Check]]:
     ]
 
 
+def _probes_failing_after_maintenance(m: Model) -> tuple[World, list[Check]]:
+    """As probes-failing, 4 minutes after a 10-minute maintenance of m3-interactive (healthy
+    inside it) ended: its classes' own probe timeouts (60-120 s) + 1 min later the alert sees again.
+    With the longest timeout of every class (extended-context's 600 s) it was blind for 11 min."""
+    w, start, end = World(STEP, 40 * MINUTE), 10 * MINUTE, 20 * MINUTE
+    onset = end + 4 * MINUTE
+    probes(w, m, IA, _every_other_from(onset), ("http_status", cv.REASON_MONITOR_ERROR))
+    maintenance(w, m, IA, start, end, None)
+    target = _target("probes-failing-after-maintenance")
+    return w, [Check(cv.ALERT_PROBES_FAILING, {"endpoint": IA}, onset, target, 40 * MINUTE)]
+
+
 def _probes_after_outage(m: Model) -> tuple[World, list[Check]]:
     """Both pools down for 6 min from 30 min: m3-interactive refuses connections, m3-repo sits
     behind a gateway that answers 503 (its /health too); the monitor's /health check (every 15 s)
@@ -556,6 +568,7 @@ SCENARIOS: dict[str, Scenario] = {
     "probes-failing": _probes_failing,
     "probes-failing-sparse": _probes_failing_sparse,
     "probes-failing-restart": _probes_failing_restart,
+    "probes-failing-after-maintenance": _probes_failing_after_maintenance,
     "probes-after-outage": _probes_after_outage,
     "probes-maintenance-restart": _probes_maintenance_restart,
     "probes-one-failure": _probes_one_failure,
