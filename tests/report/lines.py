@@ -21,6 +21,9 @@ from PIL import Image, ImageChops
 Pixels = NDArray[np.uint8]
 #: A line must run this share of its panel's width in one piece (dashes and markers are < 2 %).
 MIN_WIDTH = 0.06
+#: A piece of a line is at least this many pixels wide (markers and dots are smaller), and pieces
+#: at most JOIN columns apart are one line.
+PIECE, JOIN = 12, 3
 #: How far (per channel) a pixel may be from a series colour and still be drawn in it.
 TOLERANCE = 30
 #: Pixels a tick mark adds below a spine (3.5 pt at up to 150 dpi, rounded up).
@@ -135,8 +138,24 @@ def line_columns(img: Pixels, box: Box, colours: list[str]) -> set[int]:
     """Columns of ``box`` (0 = its left edge) crossed by a solid line in one of ``colours``."""
     inside = img[box.top : box.bottom + 1, box.left : box.right + 1]
     wide = max(8, round(MIN_WIDTH * box.width))
-    spans = [cols for cols in _components(colour_mask(inside, colours)) if max(cols) - min(cols) + 1 >= wide]
+    pieces = [
+        cols for cols in _components(colour_mask(inside, colours)) if max(cols) - min(cols) + 1 >= PIECE
+    ]
+    spans = [c for c in _chains(pieces) if max(c) - min(c) + 1 >= wide]
     return set().union(*spans) if spans else set()
+
+
+def _chains(pieces: list[set[int]]) -> list[set[int]]:
+    """Pieces of line (each wider than any marker or dot) joined where they overlap or leave at
+    most :data:`JOIN` columns between them: a line rasterized in a PDF breaks where it crosses a
+    grid line or another series, and its pieces can each be narrower than :data:`MIN_WIDTH`."""
+    out: list[set[int]] = []
+    for cols in sorted(pieces, key=min):
+        if out and min(cols) <= max(out[-1]) + JOIN + 1:
+            out[-1] |= cols
+        else:
+            out.append(set(cols))
+    return out
 
 
 def coverage(img: Pixels, box: Box, colours: list[str]) -> float:
