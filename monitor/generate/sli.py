@@ -157,14 +157,14 @@ def absent_condition(model: Model, slo: SLO) -> str:
         window = activity_window(model, slo)
         return (
             f"absent({completed})\nor\n(\n  sum(increase({completed}[{window}])) == 0\n"
-            f"  unless on ()\n  {_counted_since_start(model, completed, window)}\n)"
+            f"  unless on ()\n  {_counted_since_start(model, completed, activity_seconds(model, slo))}\n)"
         )
     metric = rule.metric + ("_count" if isinstance(rule, events.HistogramEvents) else "")
     return f"absent({metric}{q.matchers(base)})"
 
 
-def _counted_since_start(model: Model, completed: str, window: str) -> str:
-    """A sample when a monitor that started within ``window`` has counted a probe since: one
+def _counted_since_start(model: Model, completed: str, seconds: float) -> str:
+    """A sample when a monitor that started within ``seconds`` has counted a probe since: one
     completed within the window. ``increase()`` cannot show it: a series first scraped at 1 (the
     class's first probe finished before the first scrape, as it does for a class probed every
     30 min) has no rise Prometheus sees, and a 30-min class would tick absent 10 min after every
@@ -172,7 +172,7 @@ def _counted_since_start(model: Model, completed: str, window: str) -> str:
     started = cv.PROCESS_START_TIME + q.monitor_selector(model.alerting)
     return (
         f"count(\n    sum by (instance) ({completed}) > 0\n"
-        f"    and on (instance)\n    (time() - {started}) < {window.removesuffix('s')}\n  )"
+        f"    and on (instance)\n    (time() - {started}) < {round(seconds)}\n  )"
     )
 
 
