@@ -160,7 +160,7 @@ JOB_START_DELAY: Final = "m3mon_job_start_delay_seconds"
 #: event-loop steps of a kind's tasks plus its worker-thread calls; the rest of
 #: ``process_cpu_seconds_total`` is the event loop itself, the HTTP surface and the collectors.
 JOB_CPU: Final = "m3mon_job_cpu_seconds_total"
-JOB_KINDS: Final = ("scrape", "health", "probe", "write", "evaluate", "prune", "report")
+JOB_KINDS: Final = ("scrape", "health", "probe", "write", "evaluate", "assess", "prune", "report")
 #: Requests refused before anything was stored, by ``receiver`` and ``reason``.
 RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
 #: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).
@@ -171,6 +171,8 @@ L_TASK: Final = "task"
 L_RECEIVER: Final = "receiver"
 JOB_RESULTS: Final = ("success", "failure", "skipped")
 TASK_EVALUATE: Final = "evaluate"
+#: The bottleneck verdict of every class, from the store (docs/bottleneck.md).
+TASK_ASSESS: Final = "assess"
 #: Receivers that take data from other systems (the exporter's own paths count as ``exporter``).
 RECEIVER_ALERTMANAGER: Final = "alertmanager"
 RECEIVER_OTLP: Final = "otlp"

@@ -105,9 +105,12 @@ def _band(cls: str, metric: str, band: str, rows: list[Sample]) -> TailShare:
     low = band == "p50"
     values = [(s, _value(s, metric) or 0.0) for s in rows]
     inside = [s for s, v in values if (v <= bound if low else v >= bound)]
-    total = sum(_value(s, metric) or 0.0 for s in inside)
-    shares = [(p, sum(s.parts.get(p, 0.0) for s in inside) / total) for p in STAGES[metric]]
-    shares.append((OTHER, 1.0 - sum(v for _, v in shares)))
+    seconds = [(p, sum(max(0.0, s.parts.get(p, 0.0)) for s in inside)) for p in STAGES[metric]]
+    # never a negative share: a stage below 0 (a clock artefact) counts 0, and stages that add up
+    # to more than the latency (two clocks) are shares of their own sum, leaving "other" at 0
+    total = max(sum(_value(s, metric) or 0.0 for s in inside), sum(v for _, v in seconds))
+    shares = [(p, v / total) for p, v in seconds]
+    shares.append((OTHER, max(0.0, 1.0 - sum(v for _, v in shares))))
     return TailShare(cls, metric, band, len(inside), bound, tuple(shares))
 
 

@@ -17,7 +17,8 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from monitor.bottleneck.live import WINDOW as VERDICT_WINDOW
+from monitor.bottleneck.inputs import RECENT as VERDICT_RECENT
+from monitor.bottleneck.inputs import WINDOW as VERDICT_WINDOW
 from monitor.bottleneck.rules import Verdict
 from monitor.errors import UsageError
 from monitor.slo import numbers
@@ -148,7 +149,7 @@ def run_status(args: argparse.Namespace) -> int:
                 window_result(s, Window("week", *week, rolling=False), *counts(s.id, *week))
                 for s in model.slos
             ]
-        verdicts = _verdicts(model, store, week[0] if given else at - VERDICT_WINDOW, at)
+        verdicts = _verdicts(model, store, week[0] if given else None, at)
     finally:
         store.close()
     # the week in the report's timezone: with --week the whole ISO week, (Monday, Monday], the
@@ -164,23 +165,27 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"SLO status at {datetime.fromtimestamp(at, UTC).isoformat()} (attainment per window)")
         print(format_table(evaluations, {s.id: s.period_window for s in model.slos}))
         print(f"{definition}{f'; --week {args.week}: that whole week' if given else ''}")
-        span = f"--week {args.week}" if given else f"the last {VERDICT_WINDOW / 60:g} min"
+        span = (
+            f"--week {args.week}"
+            if given
+            else (f"the last {VERDICT_WINDOW / 60:g} min of probes, {VERDICT_RECENT / 60:g} min of the pool")
+        )
         print(f"\nBottleneck over {span} (docs/bottleneck.md; from the store):")
         for v in verdicts:
             print(f"  {v.request_class}: {v.reason}")
     return 0
 
 
-def _verdicts(model: Model, store: Store, start: float, end: float) -> tuple[Verdict, ...]:
-    """Each class's verdict from the stored probes and intervals of (start, end], as the report
-    computes it for its period (:mod:`monitor.report.collect_bottleneck`)."""
-    from monitor.report.collect_probes import ProbeFacts
-    from monitor.report.data import Period
-    from monitor.report.redact import Redactor
+def _verdicts(model: Model, store: Store, start: float | None, end: float) -> tuple[Verdict, ...]:
+    """Each class's verdict at ``end`` from the store — the service's own computation
+    (:mod:`monitor.report.collect_bottleneck`); with ``start`` (``--week``) over that period, as
+    the report computes it."""
+    from monitor.report.collect_bottleneck import verdicts
 
-    period = Period("status", datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
     with store.session() as session:
-        return ProbeFacts(model, session, period, Redactor.for_model(model), end).bottleneck()
+        if start is None:
+            return verdicts(model, session, end)
+        return verdicts(model, session, end, end - start, end - start)
 
 
 def _with_week(e: SLOEvaluation, week: WindowResult) -> SLOEvaluation:

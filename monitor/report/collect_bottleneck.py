@@ -1,32 +1,48 @@
-"""The week's bottleneck verdict per class: the same rules as the service's (monitor.bottleneck.rules),
-read from the store over the report's period.
+"""Each class's bottleneck verdict at an instant, read from the store — the one computation the
+service's exporter, ``m3mon slo status`` and the report share (docs/bottleneck.md).
 
-Evidence here is the period's: the tail attribution of the week's answered probes (the report's own
-``tail``, spans joined), the probe runs and how many were retried, the preemptions of the
-class's endpoints and their prefix-cache hit rate against the period before, how much their queue
-grew (the stored intervals' ``waiting``: the later half's mean against the earlier half's), and the
-mean SM and tensor activity of their stored GPU samples (``gpu_samples``; none without a
-``gpu_exporter``, and then a queue-dominated tail reads ``queue_bound``). KV residency is not
-stored (the service reads it live), so eviction before reuse is not evidence here
-(docs/bottleneck.md).
+:func:`inputs` reads what :class:`~monitor.bottleneck.inputs.Inputs` holds for a class: the
+answered probes of the tail window with their stages (the report's own samples: per-request
+metrics, else the probe's trace spans), every probe run (retried? refused for load?), real
+traffic from server spans, the scrape intervals of the class's endpoints (two recent windows:
+the later one is evidence, the earlier one the prefix-hit and prompt-size baseline) and each GPU
+of the GPU samples. :func:`verdicts` decides every class. The report reads its period with both
+windows set to the period (a week's evidence: a GPU saturated for one hour of it reads as the
+week's medians do).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
-from monitor.bottleneck.evidence import Evidence, queue_growth
-from monitor.bottleneck.live import TOOL_KINDS
+from monitor.bottleneck.evidence import gather
+from monitor.bottleneck.inputs import (
+    PEAK_WINDOW,
+    RECENT,
+    WINDOW,
+    GpuPoint,
+    Inputs,
+    PoolPoint,
+    ProbeRun,
+    class_context,
+)
 from monitor.bottleneck.rules import Verdict, decide
-from monitor.bottleneck.tail import TailShare
+from monitor.bottleneck.tail import Sample
+from monitor.bottleneck.traffic import by_trace, traffic_samples
 from monitor.model import Model
+from monitor.scrape.signals import Histogram
+from monitor.slo.span_goodput import SpanJudge
 from monitor.store.tables import GpuSampleRow, ProbeResultRow, ScrapeIntervalRow
 
 P, SI, G = ProbeResultRow, ScrapeIntervalRow, GpuSampleRow
+#: HTTP answers that refuse work for load (and the probe retry reason that records one).
+SHED_STATUS = (429, 503)
+SHED_RETRY = "http_429"
 
 
 def timing(name: str) -> ColumnElement[float]:
@@ -35,84 +51,108 @@ def timing(name: str) -> ColumnElement[float]:
     return column
 
 
-def _runs(session: Session, cls: str, in_week: Sequence[ColumnElement[bool]]) -> tuple[int, int]:
-    """(probe runs, runs with time spent before their final attempt) of ``cls`` in the period."""
-    retried = func.sum(case((timing("retry_seconds") > 0, 1), else_=0))
-    q = select(func.count(), retried).where(*in_week, P.request_class == cls)
-    row: Any = session.execute(q).one()
-    return int(row[0] or 0), int(row[1] or 0)
+def _runs(session: Session, start: float, end: float) -> dict[str, list[ProbeRun]]:
+    """Every probe run completed in (start, end], per class."""
+    done = func.coalesce(P.extra["completed_at"].as_float(), P.started_at + func.coalesce(P.e2e, 0.0))
+    q = select(P.request_class, done, timing("retry_seconds"), P.status_code, P.extra[("timings", "retries")])
+    out: dict[str, list[ProbeRun]] = {}
+    rows: Any = session.execute(q.where(done > start, done <= end))
+    for cls, at, retry, status, reasons in rows:
+        why = reasons if isinstance(reasons, list) else []
+        shed = status in SHED_STATUS or SHED_RETRY in why
+        out.setdefault(cls, []).append(ProbeRun(float(at), bool(retry and retry > 0), shed))
+    return out
 
 
-def _pool(
-    session: Session, endpoints: list[str], start: float, end: float
-) -> tuple[float | None, float | None]:
-    """(preemptions, request-weighted prefix-cache hit rate) of ``endpoints`` over (start, end]."""
-    if not endpoints:
-        return None, None
-    inside = (SI.endpoint.in_(endpoints), SI.end > start, SI.end <= end)
-    q = select(
-        func.sum(SI.preemptions),
-        func.sum(SI.prefix_cache_hit_rate * SI.requests),
-        func.sum(case((SI.prefix_cache_hit_rate.is_not(None), SI.requests), else_=0.0)),
-    ).where(*inside)
-    found: Any = session.execute(q).one()
-    preempted, hits, weight = found
-    rate = float(hits) / float(weight) if hits is not None and weight else None
-    return (None if preempted is None else float(preempted)), rate
+def _hist(raw: dict[str, Any]) -> dict[str, Histogram]:
+    out = {}
+    for name, h in raw.items():
+        try:
+            out[name] = Histogram.from_dict(h)
+        except (KeyError, TypeError, ValueError):
+            continue  # a histogram stored in an older shape is no evidence
+    return out
 
 
-def _queue_growth(session: Session, endpoints: list[str], start: float, end: float) -> float | None:
-    """How much the waiting queue of ``endpoints`` grew over (start, end] (evidence.queue_growth)."""
-    if not endpoints:
-        return None
-    q = select(SI.end, SI.waiting).where(
-        SI.endpoint.in_(endpoints), SI.end > start, SI.end <= end, SI.waiting.is_not(None)
+def _pool(session: Session, endpoints: Sequence[str], start: float, end: float) -> list[PoolPoint]:
+    q = select(SI).where(SI.endpoint.in_(sorted(endpoints)), SI.end > start, SI.end <= end)
+    return [
+        PoolPoint(r.endpoint, r.end, r.requests, r.waiting, r.running, r.kv_cache_usage, r.preemptions,
+                  r.admission_rejections, r.prefix_cache_hit_rate, _hist(r.histograms or {}))
+        for r in session.scalars(q.order_by(SI.end))
+    ]  # fmt: skip
+
+
+def _running_peak(session: Session, endpoints: Sequence[str], start: float, end: float) -> float | None:
+    """The most requests the endpoints ran at once in (start, end], summed over endpoints."""
+    q = select(SI.endpoint, func.max(SI.running)).where(
+        SI.endpoint.in_(sorted(endpoints)), SI.end > start, SI.end <= end
     )
-    return queue_growth([(float(t), float(w)) for t, w in session.execute(q) if w is not None])
+    peaks = [float(m) for _, m in session.execute(q.group_by(SI.endpoint)) if m is not None]
+    return sum(peaks) if peaks else None
 
 
-def _gpu(
-    session: Session, endpoints: list[str], start: float, end: float
-) -> tuple[float | None, float | None]:
-    """(mean SM activity, mean tensor activity) of the GPU samples of ``endpoints`` in (start, end]."""
-    if not endpoints:
-        return None, None
-    q = select(func.avg(G.sm_active), func.avg(G.tensor_active))
-    found: Any = session.execute(q.where(G.endpoint.in_(endpoints), G.time > start, G.time <= end)).one()
-    sm, tensor = found
-    return (None if sm is None else float(sm)), (None if tensor is None else float(tensor))
+def _gpus(session: Session, endpoints: Sequence[str], start: float, end: float) -> list[GpuPoint]:
+    q = select(G).where(G.endpoint.in_(sorted(endpoints)), G.time > start, G.time <= end)
+    out = []
+    for r in session.scalars(q.order_by(G.time)):
+        if r.devices:
+            for key, d in r.devices.items():
+                values = {k: float(v) for k, v in d.items() if isinstance(v, int | float) and k != "gpu"}
+                out.append(GpuPoint(r.endpoint, r.time, str(key), d.get("uuid"), values))
+        else:  # a row written before per-GPU readings were stored: the endpoint's means, as one GPU
+            means = {"sm_active": r.sm_active, "util": r.util, "tensor_active": r.tensor_active}
+            values = {k: v for k, v in means.items() if v is not None}
+            out.append(GpuPoint(r.endpoint, r.time, f"{r.endpoint}/mean", None, values))
+    return out
+
+
+def _traffic(model: Model, session: Session, start: float, end: float) -> list[Sample]:
+    from monitor.report.collect_traffic import spans_in
+
+    judge = SpanJudge(model)
+    return traffic_samples(by_trace(spans_in(session, start, end)), lambda s: judge.request_class(s)[0])
+
+
+def _probes(model: Model, session: Session, start: float, end: float) -> list[Sample]:
+    from monitor.report.collect_probes import ProbeFacts
+    from monitor.report.data import Period
+    from monitor.report.redact import Redactor
+
+    period = Period("verdict", datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
+    return ProbeFacts(model, session, period, Redactor.for_model(model), end).samples()
 
 
 def verdicts(
     model: Model,
     session: Session,
-    start: float,
     end: float,
-    tail: Sequence[TailShare],
-    in_week: Sequence[ColumnElement[bool]],
+    window: float = WINDOW,
+    recent: float = RECENT,
+    probes: Sequence[Sample] | None = None,
 ) -> tuple[Verdict, ...]:
-    """Each class's verdict over the period (start, end]."""
+    """Each class's verdict at ``end`` (``probes``: the tail window's samples, when already read)."""
+    start = end - window
+    samples = list(probes) if probes is not None else _probes(model, session, start, end)
+    runs = _runs(session, start, end)
+    traffic = _traffic(model, session, end - recent, end)
     out = []
     for rc in model.classes:
         names = [e.name for e in model.endpoints_for(rc.name)]
-        runs, retried = _runs(session, rc.name, in_week)
-        preempted, hit_rate = _pool(session, names, start, end)
-        _, before = _pool(session, names, start - (end - start), start)
-        sm_active, tensor_active = _gpu(session, names, start, end)
-        evidence = Evidence(
+        i = Inputs(
             request_class=rc.name,
             end=end,
-            window=end - start,
-            tail=tuple(s for s in tail if s.request_class == rc.name),
-            runs=runs,
-            retried=retried,
-            tools=bool(TOOL_KINDS & set(rc.probe.kinds)),
-            preemptions=preempted,
-            prefix_hit_rate=hit_rate,
-            prefix_hit_before=before,
-            sm_active=sm_active,
-            tensor_active=tensor_active,
-            queue_growth=_queue_growth(session, names, start, end),
+            window=window,
+            recent=recent,
+            probes=tuple(s for s in samples if s.request_class == rc.name),
+            traffic=tuple(s for s in traffic if s.request_class == rc.name),
+            runs=tuple(runs.get(rc.name, ())),
+            pool=tuple(_pool(session, names, end - 2 * recent, end)) if names else (),
+            gpus=tuple(_gpus(session, names, end - recent, end)) if names else (),
+            running_peak=_running_peak(session, names, end - max(PEAK_WINDOW, recent), end)
+            if names
+            else None,
+            **class_context(model, rc.name),  # type: ignore[arg-type]
         )
-        out.append(decide(evidence))
+        out.append(decide(gather(i)))
     return tuple(out)

@@ -34,7 +34,7 @@ COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.t
 MAX_TRACES = 50_000
 
 
-def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
+def spans_in(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
     inside = real_traffic(start, end)
     traces = select(S.trace_id).where(*inside).distinct().order_by(S.trace_id).limit(MAX_TRACES)
     q = select(*COLUMNS).where(*inside, S.trace_id.in_(traces))
@@ -48,6 +48,6 @@ def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
 def traffic_tail(model: Model, session: Session, start: float, end: float) -> tuple[TailShare, ...]:
     """Each class's real-traffic tail and typical shares over ``(start, end]`` (module docstring)."""
     judge = SpanJudge(model)
-    samples = traffic_samples(by_trace(_spans(session, start, end)), lambda s: judge.request_class(s)[0])
+    samples = traffic_samples(by_trace(spans_in(session, start, end)), lambda s: judge.request_class(s)[0])
     seen = {s.request_class for s in samples}
     return tuple(t for t in attribute(model, samples, TRAFFIC) if t.request_class in seen)

@@ -36,6 +36,7 @@ class GpuDevice:
     gpu: str
     uuid: str | None = None
     model: str | None = None
+    host: str | None = None  # the exporter's hostname label (a page may hold several hosts)
     gauges: dict[str, float] = field(default_factory=dict)
     counters: dict[str, float] = field(default_factory=dict)
 
@@ -87,6 +88,7 @@ def _key(labels: dict[str, str], names: tuple[str, ...]) -> str | None:
 
 @dataclass
 class _Acc:
+    host: str | None = None
     uuid: str | None = None
     model: str | None = None
     values: dict[tuple[str, str, int], list[float]] = field(default_factory=lambda: defaultdict(list))
@@ -102,7 +104,7 @@ def read_gpu_page(page: Page, at: float, kind: str = "auto") -> GpuReading:
     exporter, prefix = found
     labels = LABELS[exporter]
     table = {prefix + s.metric: s for s in (DCGM_SOURCES if exporter == "dcgm" else AMD_SOURCES)}
-    devices: dict[str, _Acc] = defaultdict(_Acc)
+    devices: dict[tuple[str, str], _Acc] = defaultdict(_Acc)
     facts: dict[str, str] = {}
     blanks = 0
     for s in page.samples:
@@ -111,7 +113,9 @@ def read_gpu_page(page: Page, at: float, kind: str = "auto") -> GpuReading:
         _facts(facts, s, labels)
         if gpu is None:
             continue
-        acc = devices[gpu]  # every GPU the page shows counts, mapped families or not
+        host = _first(s.labels, labels.hostname) or ""
+        acc = devices[(host, gpu)]  # every GPU the page shows counts, mapped families or not
+        acc.host = host or None
         acc.uuid = acc.uuid or _first(s.labels, labels.uuid)
         acc.model = acc.model or _first(s.labels, labels.model)
         if src is None:
@@ -124,7 +128,7 @@ def read_gpu_page(page: Page, at: float, kind: str = "auto") -> GpuReading:
     return GpuReading(
         time=at,
         exporter=exporter,
-        devices={g: _device(g, a) for g, a in sorted(devices.items(), key=lambda kv: _order(kv[0]))},
+        devices=_keyed(devices),
         driver_version=facts.get("driver"),
         firmware_version=facts.get("firmware"),
         hostname=facts.get("hostname"),
@@ -139,6 +143,17 @@ def _facts(facts: dict[str, str], s: Sample, labels: object) -> None:
             value = _first(s.labels, getattr(labels, key))
             if value:
                 facts[key] = value
+
+
+def _keyed(devices: dict[tuple[str, str], _Acc]) -> dict[str, GpuDevice]:
+    """GPUs by index; on a page of several hosts (a federated or proxied exporter) by
+    ``host/index``, so that GPU 0 of one host is never merged with GPU 0 of another."""
+    hosts = {h for h, _ in devices}
+    out = {}
+    for (host, gpu), acc in sorted(devices.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]))):
+        key = f"{host}/{gpu}" if len(hosts) > 1 else gpu
+        out[key] = _device(key, acc)
+    return out
 
 
 def _order(gpu: str) -> tuple[int, str]:
@@ -163,7 +178,8 @@ def _device(gpu: str, acc: _Acc) -> GpuDevice:
             value = sum(values)
         target = counters if kind == "counter" else gauges
         target[fname] = target.get(fname, 0.0) + value
-    return GpuDevice(gpu, acc.uuid, acc.model, dict(sorted(gauges.items())), dict(sorted(counters.items())))
+    return GpuDevice(gpu, acc.uuid, acc.model, acc.host, dict(sorted(gauges.items())),
+                     dict(sorted(counters.items())))  # fmt: skip
 
 
 def read_gpu_text(text: str, at: float, kind: str = "auto", *, partial: bool = False) -> GpuReading:

@@ -43,6 +43,12 @@ DCGM_SOURCES: Final[tuple[GpuSource, ...]] = (
     GpuSource("DCGM_FI_DEV_FB_USED", "memory_used_bytes", scale=MIB),      # MiB
     GpuSource("DCGM_FI_DEV_FB_FREE", "memory_free_bytes", scale=MIB),      # MiB
     GpuSource("DCGM_FI_DEV_POWER_USAGE", "power_watts"),                   # W
+    GpuSource("DCGM_FI_DEV_POWER_MGMT_LIMIT", "power_limit_watts"),        # W (the limit in force)
+    GpuSource("DCGM_FI_DEV_ENFORCED_POWER_LIMIT", "power_limit_watts", rank=1),  # W
+    GpuSource("DCGM_FI_DEV_MEM_COPY_UTIL", "memory_copy_util", scale=0.01),  # % (default set)
+    # clock-event (throttle) reasons, a bitmask; renamed from CLOCK_THROTTLE_REASONS in DCGM 3.3
+    GpuSource("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "clock_event_reasons"),
+    GpuSource("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "clock_event_reasons", rank=1),
     GpuSource("DCGM_FI_DEV_GPU_TEMP", "temperature_celsius"),              # C
     GpuSource("DCGM_FI_DEV_XID_ERRORS", "xid"),                            # value of the last XID
     GpuSource("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "ecc_uncorrectable", "counter"),
@@ -73,10 +79,19 @@ AMD_SOURCES: Final[tuple[GpuSource, ...]] = (
 
 #: Fields averaged (not summed) when one GPU has several series of them.
 RATIO_FIELDS: Final = frozenset(
-    {"util", "gr_engine_active", "sm_active", "tensor_active", "memory_active", "temperature_celsius"}
+    {
+        "util",
+        "gr_engine_active",
+        "sm_active",
+        "tensor_active",
+        "memory_active",
+        "memory_copy_util",
+        "temperature_celsius",
+        "power_limit_watts",
+    }
 )
 #: Fields whose several series on one GPU are alternatives: the largest is kept (the last XID).
-MAX_FIELDS: Final = frozenset({"xid"})
+MAX_FIELDS: Final = frozenset({"xid", "clock_event_reasons"})
 
 
 @dataclass(frozen=True)

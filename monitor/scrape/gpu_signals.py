@@ -14,8 +14,15 @@ from typing import Any
 
 from monitor.scrape.gpu import GpuDevice, GpuReading
 
+#: Per-GPU gauges a bottleneck verdict reads (stored per GPU sample, ``gpu_samples.devices``): the
+#: activity counters of every counter set (DCGM's default set has ``util`` and ``gr_engine_active``,
+#: its profiling set ``sm_active`` and ``tensor_active``; AMD's ``util`` and the profiler's), power
+#: against its limit and the clock-event (throttle) reasons.
+VERDICT_FIELDS = ("util", "gr_engine_active", "sm_active", "tensor_active", "memory_active",
+                  "memory_copy_util", "power_watts", "power_limit_watts", "clock_event_reasons")  # fmt: skip
+
 #: Ratio fields averaged over GPUs (and whose hottest GPU is reported too).
-RATIOS = ("util", "gr_engine_active", "sm_active", "tensor_active", "memory_active")
+RATIOS = ("util", "gr_engine_active", "sm_active", "tensor_active", "memory_active", "memory_copy_util")
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,7 @@ class GpuDeviceSignals:
     gauges: dict[str, float]
     increases: dict[str, float]  # counter increases over the interval (totals when cumulative)
     rates: dict[str, float]  # per second (empty when cumulative)
+    host: str | None = None
 
     @property
     def memory_used_ratio(self) -> float | None:
@@ -99,6 +107,17 @@ class GpuSignals:
         """GPU -> last XID, for the GPUs that report one."""
         return {g: x for g, d in self.devices.items() if (x := d.xid) is not None}
 
+    def device_readings(self) -> dict[str, dict[str, Any]]:
+        """Per GPU, keyed ``host/index`` (``endpoint/index`` without a hostname label): its UUID,
+        host, index and the :data:`VERDICT_FIELDS` it reported."""
+        out: dict[str, dict[str, Any]] = {}
+        for gpu, d in self.devices.items():
+            host = d.host or self.endpoint
+            key = gpu if "/" in gpu else f"{host}/{gpu}"
+            values = {k: d.gauges[k] for k in VERDICT_FIELDS if k in d.gauges}
+            out[key] = {"uuid": d.uuid, "host": host, "gpu": gpu, **values}
+        return out
+
     def aggregate(self) -> dict[str, Any]:
         """The endpoint's GPU signals (stable keys, docs/collector.md "GPU pages")."""
         used = self._values(lambda d: d.memory_used_ratio)
@@ -157,7 +176,7 @@ def gpu_signals(endpoint: str, newer: GpuReading, older: GpuReading | None = Non
         increases, reset = _increases(dev, old)
         any_reset = any_reset or reset
         rates = {k: v / duration for k, v in increases.items()} if duration and old is not None else {}
-        devices[gpu] = GpuDeviceSignals(gpu, dev.uuid, dev.gauges, increases, rates)
+        devices[gpu] = GpuDeviceSignals(gpu, dev.uuid, dev.gauges, increases, rates, dev.host)
     return GpuSignals(
         endpoint=endpoint,
         exporter=newer.exporter,

@@ -29,8 +29,6 @@ IGNORED_FAMILIES: Final[dict[str, str]] = {
     "vllm:prompt_tokens_by_source_total": _SPLIT + " (prompt_tokens_total by local/external compute)",
     "vllm:prompt_tokens_cached_total": "prefix-cache hits in tokens again; read from prefix_cache_hits_total",
     "vllm:prompt_tokens_cached_by_source_total": _SPLIT + " (cached prompt tokens by cache source)",
-    "vllm:admission_rejections_total": "queue-full 429s; the probes' http_status and the server's own "
-    "http_requests_total{status='4xx'} already count them",
     "vllm:iteration_tokens_total": "tokens per engine step (batch shape); a dashboard panel, not a signal",
     "vllm:request_max_num_generation_tokens": "requested output budget (client behaviour), dashboard only",
     "vllm:request_params_n": "requested n (client behaviour)",

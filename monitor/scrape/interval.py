@@ -15,7 +15,8 @@ from monitor.scrape.reading import RATIO_GAUGES, EngineReading, Reading, SeriesK
 from monitor.scrape.signals import EngineSignals, Histogram, Signals
 
 _SCALARS = ("prompt_tokens", "generation_tokens", "preemptions", "prefix_cache_queries",
-            "prefix_cache_hits", "spec_drafts", "spec_draft_tokens", "spec_accepted_tokens")  # fmt: skip
+            "prefix_cache_hits", "spec_drafts", "spec_draft_tokens", "spec_accepted_tokens",
+            "admission_rejections")  # fmt: skip
 _GAUGES = ("running", "waiting", "kv_cache_usage", "reported_prefix_cache_hit_rate",
            "reported_spec_accept_rate", "reported_spec_accept_length")  # fmt: skip
 

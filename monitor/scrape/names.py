@@ -40,6 +40,9 @@ SOURCES: Final[tuple[Source, ...]] = (
     Source("vllm:prompt_tokens_total", "prompt_tokens", "counter"),
     Source("vllm:generation_tokens_total", "generation_tokens", "counter"),
     Source("vllm:num_preemptions_total", "preemptions", "counter"),
+    # frontend queue limits (0.33): requests refused before they were queued (answered 429)
+    Source("vllm:admission_rejections_total", "admission_rejections", "counter",
+           note="0.33+; no engine label (read as engine 0); summed over reason"),
     # prefix cache: 0.9+ names (tokens) before the V1 0.7-0.11 gpu_ names (blocks before 0.9)
     Source("vllm:prefix_cache_queries_total", "prefix_cache_queries", "counter"),
     Source("vllm:gpu_prefix_cache_queries_total", "prefix_cache_queries", "counter", rank=1,

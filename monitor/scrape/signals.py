@@ -141,6 +141,7 @@ class EngineSignals:
     prompt_tokens: float | None = None
     generation_tokens: float | None = None
     preemptions: float | None = None
+    admission_rejections: float | None = None  # refused by the frontend's queue limits (vLLM 0.33+)
     prefix_cache_queries: float | None = None
     prefix_cache_hits: float | None = None
     spec_drafts: float | None = None
@@ -193,6 +194,7 @@ class EngineSignals:
             "prompt_tokens": self.prompt_tokens,
             "generation_tokens": self.generation_tokens,
             "preemptions": self.preemptions,
+            "admission_rejections": self.admission_rejections,
             "running": self.running,
             "waiting": self.waiting,
             "kv_cache_usage": self.kv_cache_usage,

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 import httpx
+from sqlalchemy.exc import SQLAlchemyError
 
-from monitor.bottleneck.live import LiveWindows
 from monitor.bottleneck.rules import Verdict
 from monitor.errors import ScrapeError
 from monitor.exporter import Exporter
@@ -95,8 +95,7 @@ class Jobs:
         #: GPU telemetry of endpoints with a GPU exporter; ``self.gpu.signals`` is what a verdict reads
         self.gpu = GpuScrapes(self.client, exporter.gpu)
         self.probe_outcomes: Counter[str] = Counter()  # reason (or "ok") -> runs
-        #: the last window of probes and intervals, and each class's bottleneck verdict over it
-        self.live = LiveWindows()
+        #: each class's bottleneck verdict at the last assessment (computed from the store)
         self.verdicts: dict[str, Verdict] = {}
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
         self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
@@ -111,7 +110,6 @@ class Jobs:
             if new is None or old is None or (old.metrics_url, old.backend) != (new.metrics_url, new.backend):
                 self.readings.pop(name, None)
                 self.scrapes.pop(name, None)
-                self.live.forget(name)
         for name in list(self.gpu.readings):
             old = next((e for e in self.model.endpoints if e.name == name), None)
             new = kept.get(name)
@@ -119,6 +117,7 @@ class Jobs:
                 self.gpu.forget(name)
         for gone in set(self.verdicts) - {c.name for c in model.classes}:
             del self.verdicts[gone]
+            self.exporter.bottleneck.forget(gone)
         self.model = model
 
     async def close(self) -> None:
@@ -166,7 +165,6 @@ class Jobs:
         replica = self.fleet.replica if self.fleet is not None else None
         await self.write(reading_op(endpoint.name, reading, slot, replica))
         if not first and isinstance(signals, Signals):
-            self.live.scrape(signals)
             residency = signals.total.kv_residency
             share = residency.eviction_before_reuse if residency is not None else None
             self.exporter.gpu.set_eviction_before_reuse(endpoint.name, share)
@@ -210,17 +208,28 @@ class Jobs:
         results = await run_round(self.model, [class_name], client=self.probe_client, jitter=jitter,
                                   metrics=self.exporter.probes, on_result=record, only=only)  # fmt: skip
         self.probe_outcomes.update("ok" if r.ok else (r.reason or "unknown") for r in results)
-        self.assess(class_name)
         return results
 
-    def assess(self, class_name: str) -> Verdict | None:
-        """The class's bottleneck verdict over the last window, published (docs/bottleneck.md)."""
-        if class_name not in {c.name for c in self.model.classes}:
-            return None
-        verdict = self.live.verdict(self.model, class_name, self.gpu.signals, self.clock())
-        self.verdicts[class_name] = verdict
-        self.exporter.bottleneck.publish(verdict)
-        return verdict
+    def assess(self) -> tuple[Verdict, ...]:
+        """Every class's bottleneck verdict now, from the store — the computation ``m3mon slo
+        status`` and the report make (docs/bottleneck.md) — published on the exporter. When the
+        store cannot be read the classes' verdict series are withdrawn: no verdict rather than a
+        stale one."""
+        from monitor.report.collect_bottleneck import verdicts
+
+        try:
+            with self.store.session() as session:
+                found = verdicts(self.model, session, self.clock())
+        except SQLAlchemyError as exc:
+            log.warning("bottleneck verdict: the store could not be read (%s); verdicts withdrawn", exc)
+            for cls in list(self.verdicts):
+                self.exporter.bottleneck.forget(cls)
+            self.verdicts.clear()
+            return ()
+        for v in found:
+            self.verdicts[v.request_class] = v
+            self.exporter.bottleneck.publish(v)
+        return found
 
     async def _claimed(self, class_name: str, slot: int) -> Callable[[PlannedProbe], bool] | None:
         assert self.fleet is not None
@@ -240,7 +249,6 @@ class Jobs:
 
     async def _record(self, result: ProbeResult, slot: int | None = None) -> None:
         """Store one probe result as soon as it is known (see :func:`run_round`)."""
-        self.live.probe(result)
         await self.write(probe_op(self.model, result, slot))
         if not result.ok:
             log.info("probe %s/%s/%s failed: %s %s", result.endpoint, result.request_class,

@@ -29,6 +29,8 @@ from monitor.service.metrics import ServiceMetrics
 log = logging.getLogger(__name__)
 
 PRUNE_EVERY = 3600.0
+#: How often each class's bottleneck verdict is computed from the store and published.
+ASSESS_EVERY = 15.0
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 HEALTH_EVERY = 15.0
 #: Every job's defaults. A run that starts late still runs (``misfire_grace_time=None``): with
@@ -143,6 +145,7 @@ def plan(
         trigger="interval",
         seconds=evaluate_every,
     )
+    add(cv.TASK_ASSESS, jobs.assess, ASSESS_EVERY, blocking=True, trigger="interval", seconds=ASSESS_EVERY)
     add("prune", jobs.prune, PRUNE_EVERY, blocking=True, trigger="interval", seconds=PRUNE_EVERY)
     if send_reports and (model.report.recipients or model.report.webhook_url):
         _add_report(scheduler, jobs, tracked, keep.get("report"))

@@ -165,7 +165,8 @@ def gpu_op(signals: GpuSignals) -> Op:
     a = signals.aggregate()
     row = {"endpoint": signals.endpoint, "time": signals.end, "exporter": signals.exporter, "gpus": a["gpus"],
            "util": a["util_mean"], "sm_active": a["sm_active_mean"], "tensor_active": a["tensor_active_mean"],
-           "memory_used_ratio": a["memory_used_ratio_max"], "xid_gpus": len(a["xid_gpus"])}  # fmt: skip
+           "memory_used_ratio": a["memory_used_ratio_max"], "xid_gpus": len(a["xid_gpus"]),
+           "devices": signals.device_readings()}  # fmt: skip
     return {"op": "gpu", "row": finite(row)}
 
 

@@ -49,6 +49,7 @@ def signals_row(endpoint: str, signals: Signals, slot: int | None = None) -> dic
         "prompt_tokens_per_second": signals.prompt_tokens_per_second,
         "generation_tokens_per_second": signals.generation_tokens_per_second,
         "preemptions": tot.preemptions,
+        "admission_rejections": tot.admission_rejections,
         "running": tot.running,
         "waiting": tot.waiting,
         "kv_cache_usage": tot.kv_cache_usage,

@@ -163,6 +163,7 @@ class ScrapeIntervalRow(Base):
     prompt_tokens_per_second: Mapped[float | None]
     generation_tokens_per_second: Mapped[float | None]
     preemptions: Mapped[float | None]
+    admission_rejections: Mapped[float | None]  # refused by the frontend's queue limits (0.33+)
     running: Mapped[float | None]
     waiting: Mapped[float | None]
     kv_cache_usage: Mapped[float | None]
@@ -226,6 +227,9 @@ class GpuSampleRow(Base):
     tensor_active: Mapped[float | None]  # mean tensor pipe activity, 0..1
     memory_used_ratio: Mapped[float | None]  # the fullest GPU's framebuffer share
     xid_gpus: Mapped[int]  # GPUs reporting an XID error
+    #: per GPU (keyed by host and index, with its UUID): the readings a verdict reads
+    #: (monitor.bottleneck.gpu.DEVICE_FIELDS); NULL in rows written before migration 0013
+    devices: Mapped[dict[str, Any] | None]
 
 
 class WriterProgressRow(Base):

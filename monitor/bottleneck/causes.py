@@ -1,0 +1,256 @@
+"""Which causes the evidence supports, each with its seconds in the tail and the source that named it.
+
+A stage is a cause only when it is **large**: at least the class's floor — :data:`FLOOR_SHARE` of
+the class's tightest objective for that latency (TTFT or e2e), at least :data:`MIN_FLOOR` — and
+when **enough requests stand behind it**: at least :data:`BEHIND` of the window's requests (and
+:data:`BEHIND_SHARE` of them) took the floor in that stage alone, one of them in the recent
+window (so a cause clears within the recent window of going away). A 150 ms proxy delay under a
+2.5 s TTFT objective is no cause; two slow probes of forty are not a pattern. Without an
+objective, the floor is :data:`NO_OBJECTIVE_FLOOR` or a fifth of the tail's P95, whichever is
+larger, and prefill and decode (the model's own work) are never named: nothing says they are too
+slow.
+
+The engine's queue is read from every source at once — the probes' P95+ band, real traffic's,
+the server's queue-time histogram and its ``num_requests_waiting`` gauge — so the verdict is there
+while the queue holds back the very probes it would otherwise need.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from monitor.bottleneck.evidence import GAUGES, GPUS, SERVER, Evidence
+from monitor.bottleneck.stages import StageTail
+
+FLOOR_SHARE = 0.25
+MIN_FLOOR = 0.05
+NO_OBJECTIVE_FLOOR = 0.25
+BEHIND = 4
+BEHIND_SHARE = 0.05
+#: prefill/decode are causes only when their latency's P95 is at least AT_RISK of its objective
+#: and the stage alone takes at least WORK_SHARE of it (the model's own work, not a wait)
+AT_RISK = 0.8
+WORK_SHARE = 0.5
+RETRY_STORM = 0.10
+SHED_PROBES, SHED_MIN = 0.05, 2
+SHED_SERVER = 0.01
+QUEUE_GROWING = 1.0
+QUEUE_LEVEL = 2.0
+KV_FULL = 0.90
+PREEMPTIONS = 3.0
+EVICTION_THRASH = 0.5
+PREFIX_DROP, PREFIX_BASELINE = 0.5, 0.2
+MIX_CHANGE = 0.3
+
+
+@dataclass(frozen=True)
+class Cause:
+    verdict: str
+    stage: str | None
+    seconds: float  # what the cause costs a tail request (its stage's seconds), 0 when unknown
+    source: str
+    why: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"verdict": self.verdict, "stage": self.stage, "seconds": self.seconds,
+                "source": self.source, "why": self.why}  # fmt: skip
+
+
+def floor(e: Evidence, metric: str) -> float:
+    objective = e.objectives.ttft if metric == "ttft" else e.objectives.e2e
+    if objective is not None:
+        return max(MIN_FLOOR, FLOOR_SHARE * objective)
+    tails = (e.probe_ttft, e.traffic_ttft) if metric == "ttft" else (e.probe_e2e, e.traffic_e2e)
+    p95 = max((t.p95 for t in tails if t.p95 is not None and e.enough(t)), default=0.0)
+    return max(NO_OBJECTIVE_FLOOR, FLOOR_SHARE * p95)
+
+
+def _client(e: Evidence, tail: StageTail, stage: str, limit: float) -> Cause | None:
+    """``stage`` of one request population, when large and backed (module docstring)."""
+    if not e.enough(tail):
+        return None
+    behind = tail.above(stage, limit)
+    needed = max(BEHIND, math.ceil(BEHIND_SHARE * tail.requests))
+    if behind < needed or tail.above(stage, limit, since=e.recent_start) < 1:
+        return None
+    ordered = sorted(v for _, v in tail.values.get(stage, ()))
+    p95 = ordered[max(1, math.ceil(0.95 * len(ordered))) - 1] if ordered else 0.0
+    seconds = max(tail.seconds(stage), min(p95, tail.p95 or p95))
+    name = stage.replace("_", " ")
+    why = f"{name} {seconds:.2f} s in the tail, {behind} of {tail.requests} {tail.source} >= {limit:.2f} s"
+    return Cause("", stage, seconds, tail.source, why)
+
+
+def _best(e: Evidence, stage: str, metric: str) -> Cause | None:
+    limit = floor(e, metric)
+    tails = (e.probe_ttft, e.traffic_ttft) if metric == "ttft" else (e.probe_e2e, e.traffic_e2e)
+    found = [c for t in tails if (c := _client(e, t, stage, limit)) is not None]
+    return max(found, key=lambda c: c.seconds, default=None)
+
+
+def _named(c: Cause | None, verdict: str, why: str = "") -> Cause | None:
+    if c is None:
+        return None
+    return Cause(verdict, c.stage, c.seconds, c.source, f"{c.why}{'; ' + why if why else ''}")
+
+
+def _shedding(e: Evidence) -> Cause | None:
+    share = e.pool.rejected_share
+    # a refusal that clients retry costs the retries' seconds (so the two keep one order)
+    retried = _best(e, "retry", "ttft")
+    seconds = 0.0 if retried is None else retried.seconds
+    if share is not None and share >= SHED_SERVER:
+        why = f"{e.pool.rejections:g} admission rejections ({share:.0%} of requests)"
+        return Cause("load_shedding", "retry", seconds, SERVER, why)
+    if e.runs and e.shed >= SHED_MIN and e.shed / e.runs >= SHED_PROBES:
+        why = f"{e.shed} of {e.runs} probe runs met a 429/503"
+        return Cause("load_shedding", "retry", seconds, "probes", why)
+    return None
+
+
+def _retries(e: Evidence) -> Cause | None:
+    c = _best(e, "retry", "ttft") or _best(e, "retry", "e2e")
+    if c is not None:
+        return _named(c, "retry_storm")
+    if e.runs and e.retried / e.runs >= RETRY_STORM:
+        return Cause("retry_storm", "retry", 0.0, "probes", f"{e.retried} of {e.runs} probe runs retried")
+    return None
+
+
+def _application(e: Evidence) -> Cause | None:
+    return _named(_best(e, "tool_turnaround", "e2e"), "application_bound") if e.tools else None
+
+
+def cache_evidence(e: Evidence) -> str | None:
+    """Why the KV cache is the cause (None: no cache evidence; docs/bottleneck.md)."""
+    p = e.pool
+    if p.kv_usage is None or p.kv_usage < KV_FULL:
+        return None
+    if p.preemptions is not None and p.preemptions >= PREEMPTIONS and p.preempting_intervals >= 2:
+        return f"KV {p.kv_usage:.0%} used, {p.preemptions:g} preemptions"
+    if p.eviction_before_reuse is not None and p.eviction_before_reuse >= EVICTION_THRASH:
+        return (
+            f"KV {p.kv_usage:.0%} used, {p.eviction_before_reuse:.0%} of evicted blocks evicted before reuse"
+        )
+    if p.batch_full is False:
+        held = f"the batch runs {p.running_now:.0f} of its peak {p.running_peak:.0f}"
+        return f"KV {p.kv_usage:.0%} used: {held}, the cache has no room for more"
+    if _prefix_fell(e):
+        return f"KV {p.kv_usage:.0%} used, prefix hits {p.prefix_hit_before:.0%} -> {p.prefix_hit:.0%}"
+    return None
+
+
+def _prefix_fell(e: Evidence) -> bool:
+    now, before = e.pool.prefix_hit, e.pool.prefix_hit_before
+    return (
+        now is not None and before is not None and before >= PREFIX_BASELINE and now <= before * PREFIX_DROP
+    )
+
+
+def cache_note(e: Evidence) -> str | None:
+    """A prefix-hit drop that is not cache pressure, said as what it is."""
+    p = e.pool
+    if not _prefix_fell(e) or cache_evidence(e) is not None:
+        return None
+    mix = ""
+    if (
+        p.prompt_tokens
+        and p.prompt_tokens_before
+        and abs(p.prompt_tokens / p.prompt_tokens_before - 1) >= MIX_CHANGE
+    ):
+        was, now = p.prompt_tokens_before, p.prompt_tokens
+        mix = f"; prompt tokens per request {was:.0f} -> {now:.0f}: the traffic changed"
+    kv = f"KV {p.kv_usage:.0%} used" if p.kv_usage is not None else "no KV reading"
+    return f"prefix hits {p.prefix_hit_before:.0%} -> {p.prefix_hit:.0%} with {kv}, not cache pressure{mix}"
+
+
+def _queue(e: Evidence) -> Cause | None:
+    """The queue's cost from every source, or the queue growing right now (module docstring)."""
+    limit = floor(e, "ttft")
+    found = [c for c in (_best(e, "queue", "ttft"),) if c is not None]
+    server = e.pool.stage_p95.get("queue")
+    if e.server_enough and server is not None and server > limit:
+        found.append(Cause("", "queue", server, SERVER, f"server queue P95 {server:.2f} s > {limit:.2f} s"))
+    if found:
+        return max(found, key=lambda c: c.seconds)
+    g, now = e.pool.waiting_growth, e.pool.waiting_now
+    if g is not None and now is not None and g >= QUEUE_GROWING and now >= QUEUE_LEVEL:
+        return Cause("", "queue", 0.0, GAUGES, f"queue growing {g:+.1f}, {now:.0f} waiting now")
+    return None
+
+
+def _queue_named(e: Evidence, q: Cause) -> Cause:
+    cache = cache_evidence(e)
+    if cache is not None:
+        return _named(q, "cache_bound", cache) or q
+    gpu = f"{e.gpu.describe()} [{GPUS}]"
+    full = e.pool.batch_full
+    if e.gpu.saturated and (e.gpu.fine or full is not False):
+        return Cause("gpu_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
+    if e.gpu.saturated:  # kernels run all the time, but the batch has free slots
+        slots = f"the batch runs {e.pool.running_now:.0f} of its peak {e.pool.running_peak:.0f}"
+        why = f"{q.why}; {gpu}, but {slots}: requests wait with slots free"
+        return Cause("scheduler_bound", q.stage, q.seconds, q.source, why)
+    filling = e.pool.kv_now is not None and e.pool.kv_now >= KV_FULL
+    if e.gpu.room and not filling:
+        return Cause("scheduler_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
+    if e.gpu.read:
+        why = "the KV cache is filling" if filling else f"{gpu}, busy at its latest sample"
+    else:
+        why = "GPU exporter configured but not read in the window" if e.gpu_configured else "no GPU exporter"
+    return _named(q, "queue_bound", why) or q
+
+
+def _engine_stage(e: Evidence, stage: str, metric: str, verdict: str) -> Cause | None:
+    objective = e.objectives.ttft if metric == "ttft" else e.objectives.e2e
+    if objective is None:
+        return None
+    limit = floor(e, metric)
+    tails = (e.probe_ttft, e.traffic_ttft) if metric == "ttft" else (e.probe_e2e, e.traffic_e2e)
+    p95s = [t.p95 for t in tails if t.p95 is not None and e.enough(t)]
+    server_p95 = e.pool.stage_p95.get(metric) if e.server_enough else None
+    p95s += [server_p95] if server_p95 is not None else []
+    if not p95s or max(p95s) < AT_RISK * objective:
+        return None
+    limit = max(limit, WORK_SHARE * objective)
+    found = [c for c in (_best(e, stage, metric),) if c is not None]
+    server = e.pool.stage_p95.get(stage) if e.server_enough else None
+    if server is not None and server > limit:
+        found.append(Cause("", stage, server, SERVER, f"server {stage} P95 {server:.2f} s > {limit:.2f} s"))
+    best = max(found, key=lambda c: c.seconds, default=None)
+    at = f"{metric} P95 {max(p95s):.2f} s of a {objective:g} s objective"
+    return _named(best, verdict, at)
+
+
+def _engine(e: Evidence) -> list[Cause]:
+    """The engine's causes: the queue's, and prefill or decode at risk of their objective. On
+    saturated GPUs (an SM, tensor or power reading, or busy with the batch full) every engine
+    stage is slow for the same reason: one ``gpu_bound`` cause holds them, at the seconds of the
+    largest, rather than sending the operator to shorten prompts or outputs."""
+    q = _queue(e)
+    queued = None if q is None else _queue_named(e, q)
+    work = [c for c in (_engine_stage(e, "prefill", "ttft", "prefill_bound"),
+                        _engine_stage(e, "decode", "e2e", "decode_bound")) if c is not None]  # fmt: skip
+    saturated = e.gpu.saturated and (e.gpu.fine or e.pool.batch_full is not False)
+    gpu = queued is not None and queued.verdict == "gpu_bound"
+    if work and (gpu or (saturated and e.gpu.fine)):
+        largest = max([*work, *([queued] if queued else [])], key=lambda c: c.seconds)
+        stages = ", ".join(c.stage or "" for c in (queued, *work) if c is not None)
+        why = f"{stages} slow on saturated GPUs; {e.gpu.describe()} [{GPUS}]"
+        return [Cause("gpu_bound", largest.stage, largest.seconds, largest.source, why)]
+    return [c for c in (queued, *work) if c is not None]
+
+
+def causes(e: Evidence) -> tuple[Cause, ...]:
+    """Every cause that holds, the costliest first (shedding, which refuses rather than delays,
+    is ordered by the retry seconds it causes; a cause of unknown seconds comes after the others)."""
+    found = [
+        _shedding(e),
+        _retries(e),
+        _application(e),
+        _named(_best(e, "frontend", "ttft"), "proxy_bound"),
+        *_engine(e),
+    ]
+    kept = [c for c in found if c is not None]
+    return tuple(sorted(kept, key=lambda c: -c.seconds))

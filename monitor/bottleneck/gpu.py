@@ -1,0 +1,182 @@
+"""Are the class's GPUs saturated? Read per GPU over the recent window, from whatever counters the
+cluster's exporter has.
+
+Each GPU sample is **busy** when any activity counter it reports is at or above its threshold
+(:data:`BUSY_AT`): SM activity (dcgm-exporter's profiling set, AMD's profiler), graphics-engine
+activity and GPU utilisation (dcgm-exporter's *default* set: most clusters), tensor-pipe
+activity, power draw against the power limit, or a power/thermal clock-event (throttle) reason.
+A GPU is busy over the window when at least a third of its samples are (a reading that dips for
+a few seconds does not flip it), or when its median activity is near its threshold; the pool is
+**saturated** when its hottest GPU is busy — with tensor parallelism every step waits for the
+slowest rank, so one pinned GPU of eight gates the whole group and a mean over the eight would
+hide it. GPUs are keyed by host and index, so two hosts' GPU 0 are two GPUs.
+
+The pool has **room** when every GPU read is below every threshold at most samples. Utilisation
+and graphics-engine activity count the time *any* kernel runs, so they cannot show room inside
+a running kernel: with only those counters a busy reading says "busy", never "saturated SMs",
+and the evidence says which counter spoke.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from monitor.bottleneck.inputs import GpuPoint
+
+#: Activity thresholds (ratios 0..1), most specific counter first.
+BUSY_AT: dict[str, float] = {
+    "sm_active": 0.85,
+    "gr_engine_active": 0.90,
+    "util": 0.95,
+    "tensor_active": 0.85,
+}
+#: Power draw at this share of the power limit is busy (a compute-bound GPU runs at its cap).
+POWER_BUSY = 0.90
+#: DCGM clock-event reasons that mean the GPU is held back by power or heat (dcgm_fields.h:
+#: SW power cap 0x4, HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80).
+THROTTLE_BITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+#: Counters that measure the SMs themselves (utilisation and graphics-engine activity count the time
+#: any kernel runs: a small decode batch keeps them at 100 %).
+FINE = ("sm_active", "tensor_active")
+#: A GPU has room only below its threshold less this margin (between the two: near saturation).
+ROOM_MARGIN = 0.10
+#: A GPU is busy over the window when at least this share of its samples is: a third of its time
+#: at saturation is saturation, and a reading that dips for a few seconds in every twenty (a
+#: fifth of the samples) cannot bring a busy GPU below it.
+MAJORITY = 1 / 3
+COUNTER_NAMES = {
+    "sm_active": "SM active",
+    "gr_engine_active": "graphics engine active",
+    "util": "GPU utilisation",
+    "tensor_active": "tensor active",
+    "power": "power/limit",
+}
+
+
+def _activity(values: dict[str, float]) -> tuple[str, float] | None:
+    """The most specific activity counter a sample has, and its value."""
+    for name in BUSY_AT:
+        if name in values:
+            return name, values[name]
+    return None
+
+
+def busy_because(values: dict[str, float]) -> str | None:
+    """Why one GPU sample is busy (the counter at or above its threshold), or None. Only the most
+    specific activity counters the sample has are read: with SM or tensor activity present a
+    utilisation of 100 % (a kernel running, however small) says nothing more."""
+    present = [n for n in FINE if n in values] or [n for n in ("gr_engine_active", "util") if n in values][:1]
+    for name in present:
+        if values[name] >= BUSY_AT[name]:
+            return name
+    power, limit = values.get("power_watts"), values.get("power_limit_watts")
+    if power is not None and limit and power / limit >= POWER_BUSY:
+        return "power"
+    reasons = values.get("clock_event_reasons")
+    if reasons is not None and int(reasons) & THROTTLE_BITS:
+        return "throttle"
+    return None
+
+
+@dataclass(frozen=True)
+class DeviceWindow:
+    device: str
+    uuid: str | None
+    samples: int
+    busy_share: float  # share of its samples that were busy
+    activity: float | None  # median of its most specific activity counter
+    counter: str | None  # which counter that is
+    because: str | None  # the counter that made most of its busy samples busy
+    busy_now: bool = False  # its latest sample was busy
+
+
+@dataclass(frozen=True)
+class GpuWindow:
+    """The class's GPUs over the recent window."""
+
+    devices: tuple[DeviceWindow, ...]
+
+    @property
+    def read(self) -> bool:
+        return bool(self.devices)
+
+    @property
+    def hottest(self) -> DeviceWindow | None:
+        return max(self.devices, key=lambda d: (d.busy_share, d.activity or 0.0), default=None)
+
+    @property
+    def saturated(self) -> bool:
+        """The hottest GPU was busy at most of its samples, or its median activity is within
+        :data:`ROOM_MARGIN` of its threshold (near saturation: a pool hovering at the threshold
+        reads one way, not both in turn)."""
+        h = self.hottest
+        if h is None:
+            return False
+        near = (
+            h.activity is not None and h.counter in BUSY_AT and h.activity >= BUSY_AT[h.counter] - ROOM_MARGIN
+        )
+        return h.busy_share >= MAJORITY or near
+
+    @property
+    def fine(self) -> bool:
+        """The reading can tell saturated SMs from kernels merely running: an SM or tensor counter
+        was read, or the busy GPU was held at its power limit or throttled."""
+        h = self.hottest
+        if h is None:
+            return False
+        return h.counter in FINE or h.because in ("power", "throttle", *FINE)
+
+    @property
+    def room(self) -> bool:
+        """A reading says every GPU had room over the window and still has at its latest sample
+        (a GPU that just became busy is not yet saturated, and has no room either)."""
+        return self.read and not self.saturated and not any(d.busy_now for d in self.devices)
+
+    def describe(self) -> str:
+        h = self.hottest
+        if h is None:
+            return "no GPU reading"
+        counter = COUNTER_NAMES.get(h.because or h.counter or "", h.because or h.counter or "activity")
+        level = f" {h.activity:.0%}" if h.activity is not None and h.because in (None, h.counter) else ""
+        others = [d.activity for d in self.devices if d is not h and d.activity is not None]
+        rest = f"; the other {len(others)} median {_median(others):.0%}" if others else ""
+        state = (
+            "has room" if not self.saturated else "busy" if h.busy_share >= MAJORITY else "near saturation"
+        )
+        return (f"hottest GPU {h.device} {state} ({counter}{level}, busy at "
+                f"{h.busy_share:.0%} of {h.samples} samples{rest})")  # fmt: skip
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
+def gpu_window(points: Sequence[GpuPoint], start: float, end: float) -> GpuWindow:
+    """Each GPU's samples in (start, end] reduced to a :class:`DeviceWindow`."""
+    by_device: dict[str, list[GpuPoint]] = defaultdict(list)
+    for p in points:
+        if start < p.time <= end:
+            by_device[p.device].append(p)
+    out = []
+    for device, rows in sorted(by_device.items()):
+        reasons = [busy_because(dict(r.values)) for r in rows]
+        busy = [r for r in reasons if r is not None]
+        acts = [a for r in rows if (a := _activity(dict(r.values))) is not None]
+        because = max(set(busy), key=busy.count) if busy else None
+        out.append(
+            DeviceWindow(
+                device=device,
+                uuid=rows[-1].uuid,
+                samples=len(rows),
+                busy_share=len(busy) / len(rows),
+                activity=_median([v for _, v in acts]) if acts else None,
+                counter=acts[-1][0] if acts else None,
+                because=because,
+                busy_now=reasons[-1] is not None,
+            )
+        )
+    return GpuWindow(tuple(out))

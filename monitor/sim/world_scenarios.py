@@ -1,0 +1,52 @@
+"""The bottleneck scenario matrix (docs/bottleneck.md "Scenarios"): one :class:`~monitor.sim.worlds.
+World` per cause, controls that must read ``none``, and the mixed and low-traffic cases.
+
+The pool: 64 slots, capacity about 5 requests/s at a full batch; healthy traffic 3 requests/s.
+Each fault starts at 20 min and holds to the hour's end; objectives TTFT 2.5 s, e2e 40 s (the
+agent class: e2e 10 s; the long-document class: TTFT 2.5 s for prompts of 80k tokens).
+"""
+
+from __future__ import annotations
+
+from monitor.bottleneck.inputs import Objectives
+from monitor.sim.worlds import Load, World
+
+BASE = Load(rate=3.0)
+SATURATED = Load(rate=7.0, slowdown=2.0)
+STALL = Load(rate=3.0, admit_per_second=1.0)
+KV_TIGHT = Load(rate=3.0, kv_tokens=60_000.0)
+
+WORLDS: tuple[World, ...] = (
+    World("healthy", ("none",), BASE),
+    World("healthy-busy", ("none",), Load(rate=3.8)),
+    World("healthy-proxy-outliers", ("none",), Load(rate=3.0, outliers=0.08)),
+    World("healthy-default-dcgm", ("none",), BASE, counters="default"),
+    World("gpu-saturated-default-dcgm", ("gpu_bound",), BASE, SATURATED, counters="default"),
+    World("gpu-saturated-profiling", ("gpu_bound",), BASE, SATURATED),
+    World("gpu-saturated-amd", ("gpu_bound",), BASE, SATURATED, counters="amd"),
+    World("gpu-saturated-flat-queue", ("gpu_bound",), BASE, Load(clients=94, slowdown=2.0)),
+    World("gpu-saturated-dips", ("gpu_bound",), BASE, SATURATED, dips=True),
+    World("one-gpu-of-eight-pinned", ("gpu_bound",), BASE, Load(rate=4.0, slowdown=2.0), hot_gpu=True),
+    World("scheduler-stall-idle-gpus", ("scheduler_bound",), BASE, STALL),
+    World("scheduler-stall-default-dcgm", ("scheduler_bound",), BASE, STALL, counters="default"),
+    World("scheduler-stall-no-gpu-exporter", ("queue_bound",), BASE, STALL, counters="none"),
+    World("kv-pressure", ("cache_bound",), BASE, KV_TIGHT),
+    World("prefix-drop-traffic-mix", ("none",), BASE, Load(rate=3.0, prefix_hit=0.05, prompt=3000.0)),
+    World("prefix-drop-cache-pressure", ("cache_bound",), BASE,
+          Load(rate=3.0, prefix_hit=0.1, kv_tokens=60_000.0)),
+    World("slow-proxy", ("proxy_bound",), BASE, Load(rate=3.0, network=0.8)),
+    World("slow-tokenization", ("proxy_bound",), BASE, Load(rate=3.0, tokenize=0.7)),
+    World("mixed-prompts-slow-proxy", ("proxy_bound",), Load(rate=3.0, long_share=0.1, kv_tokens=4e6),
+          Load(rate=3.0, long_share=0.1, kv_tokens=4e6, network=0.8)),
+    World("slow-tools", ("application_bound",), Load(rate=3.0, output=100.0),
+          Load(rate=3.0, output=100.0, tool_seconds=0.8), tools=True, objectives=Objectives(2.5, 10.0)),
+    World("load-shedding-429", ("load_shedding",), BASE, Load(rate=3.0, shed=0.3)),
+    World("retry-storm-gateway", ("retry_storm", "load_shedding"), BASE,
+          Load(rate=3.0, shed=0.3, gateway_retry=True), also=("load_shedding", "retry_storm")),
+    World("two-causes-proxy-and-gpu", ("gpu_bound", "proxy_bound"), BASE,
+          Load(rate=7.0, slowdown=2.0, network=0.8), also=("gpu_bound", "proxy_bound")),
+    World("long-prompts", ("prefill_bound",), Load(rate=0.5, prompt=20_000.0, kv_tokens=4e6),
+          Load(rate=0.5, prompt=80_000.0, prefix_hit=0.3, kv_tokens=4e6)),
+    World("long-outputs", ("decode_bound",), Load(rate=0.5), Load(rate=0.5, output=1500.0)),
+    World("very-low-traffic", ("insufficient_evidence",), Load(rate=0.02), probe_every=60.0),
+)  # fmt: skip
