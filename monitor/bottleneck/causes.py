@@ -26,7 +26,7 @@ from monitor.bottleneck.stages import StageTail
 FLOOR_SHARE = 0.25
 MIN_FLOOR = 0.05
 NO_OBJECTIVE_FLOOR = 0.25
-BEHIND = 4
+BEHIND = 3
 BEHIND_SHARE = 0.05
 #: prefill/decode are causes only when their latency's P95 is at least AT_RISK of its objective
 #: and the stage alone takes at least WORK_SHARE of it (the model's own work, not a wait)
@@ -37,7 +37,8 @@ SHED_PROBES, SHED_MIN = 0.05, 2
 SHED_SERVER = 0.01
 QUEUE_GROWING = 1.0
 QUEUE_LEVEL = 2.0
-KV_FULL = 0.90
+KV_FULL = 0.80
+KV_PREEMPTING = 0.70
 PREEMPTIONS = 3.0
 EVICTION_THRASH = 0.5
 PREFIX_DROP, PREFIX_BASELINE = 0.5, 0.2
@@ -68,7 +69,7 @@ def floor(e: Evidence, metric: str) -> float:
 
 def _client(e: Evidence, tail: StageTail, stage: str, limit: float) -> Cause | None:
     """``stage`` of one request population, when large and backed (module docstring)."""
-    if not e.enough(tail):
+    if tail.requests < BEHIND:
         return None
     behind = tail.above(stage, limit)
     needed = max(BEHIND, math.ceil(BEHIND_SHARE * tail.requests))
@@ -82,8 +83,8 @@ def _client(e: Evidence, tail: StageTail, stage: str, limit: float) -> Cause | N
     return Cause("", stage, seconds, tail.source, why)
 
 
-def _best(e: Evidence, stage: str, metric: str) -> Cause | None:
-    limit = floor(e, metric)
+def _best(e: Evidence, stage: str, metric: str, least: float = 0.0) -> Cause | None:
+    limit = max(floor(e, metric), least)
     tails = (e.probe_ttft, e.traffic_ttft) if metric == "ttft" else (e.probe_e2e, e.traffic_e2e)
     found = [c for t in tails if (c := _client(e, t, stage, limit)) is not None]
     return max(found, key=lambda c: c.seconds, default=None)
@@ -119,16 +120,25 @@ def _retries(e: Evidence) -> Cause | None:
 
 
 def _application(e: Evidence) -> Cause | None:
-    return _named(_best(e, "tool_turnaround", "e2e"), "application_bound") if e.tools else None
+    """A class with tool loops: its tools and client (``application``: the e2e no server or
+    network stage explains), or the server's turnaround after tool results."""
+    if not e.tools:
+        return None
+    found = [c for s in ("application", "tool_turnaround") if (c := _best(e, s, "e2e")) is not None]
+    return _named(max(found, key=lambda c: c.seconds, default=None), "application_bound")
 
 
 def cache_evidence(e: Evidence) -> str | None:
     """Why the KV cache is the cause (None: no cache evidence; docs/bottleneck.md)."""
     p = e.pool
-    if p.kv_usage is None or p.kv_usage < KV_FULL:
+    if p.kv_usage is None or p.kv_usage < KV_PREEMPTING:
         return None
+    # vLLM preempts when it runs out of blocks, and a preemption frees them: sustained
+    # preemptions over a gauge that reads "near full" at its scrapes
     if p.preemptions is not None and p.preemptions >= PREEMPTIONS and p.preempting_intervals >= 2:
         return f"KV {p.kv_usage:.0%} used, {p.preemptions:g} preemptions"
+    if p.kv_usage < KV_FULL:
+        return None
     if p.eviction_before_reuse is not None and p.eviction_before_reuse >= EVICTION_THRASH:
         return (
             f"KV {p.kv_usage:.0%} used, {p.eviction_before_reuse:.0%} of evicted blocks evicted before reuse"
@@ -170,7 +180,7 @@ def _queue(e: Evidence) -> Cause | None:
     limit = floor(e, "ttft")
     found = [c for c in (_best(e, "queue", "ttft"),) if c is not None]
     server = e.pool.stage_p95.get("queue")
-    if e.server_enough and server is not None and server > limit:
+    if e.server_enough and server is not None and e.pool.p95_above("queue", limit):
         found.append(Cause("", "queue", server, SERVER, f"server queue P95 {server:.2f} s > {limit:.2f} s"))
     if found:
         return max(found, key=lambda c: c.seconds)
@@ -214,9 +224,9 @@ def _engine_stage(e: Evidence, stage: str, metric: str, verdict: str) -> Cause |
     if not p95s or max(p95s) < AT_RISK * objective:
         return None
     limit = max(limit, WORK_SHARE * objective)
-    found = [c for c in (_best(e, stage, metric),) if c is not None]
+    found = [c for c in (_best(e, stage, metric, limit),) if c is not None]
     server = e.pool.stage_p95.get(stage) if e.server_enough else None
-    if server is not None and server > limit:
+    if server is not None and e.pool.p95_above(stage, limit):
         found.append(Cause("", stage, server, SERVER, f"server {stage} P95 {server:.2f} s > {limit:.2f} s"))
     best = max(found, key=lambda c: c.seconds, default=None)
     at = f"{metric} P95 {max(p95s):.2f} s of a {objective:g} s objective"

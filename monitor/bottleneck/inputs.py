@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from monitor.bottleneck.tail import Sample
 from monitor.model import Model
@@ -99,6 +100,7 @@ class Inputs:
     end: float
     window: float = WINDOW
     recent: float = RECENT
+    state: float = GPU_WINDOW  # GPU and KV-cache state: over the last ``state`` of the recent window
     objectives: Objectives = Objectives()
     tools: bool = False  # the class runs tool loops
     shared_with: tuple[str, ...] = ()  # other classes served by the same endpoints
@@ -115,6 +117,18 @@ class Inputs:
     @property
     def recent_start(self) -> float:
         return self.end - self.recent
+
+
+def stored_histograms(raw: Mapping[str, Any]) -> dict[str, Histogram]:
+    """A stored interval's histograms (``scrape_intervals.histograms``); one stored in another
+    shape is left out (no evidence rather than a wrong one)."""
+    out = {}
+    for name, h in raw.items():
+        try:
+            out[name] = Histogram.from_dict(h)
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
 
 
 def class_context(model: Model, request_class: str) -> dict[str, object]:

@@ -1,4 +1,5 @@
-"""The verdict's gauges: each class's bottleneck (a state set) and its tail's stage shares.
+"""The verdict's gauges: each class's bottleneck (a state set), the seconds of every cause it
+names, and its tail's stage shares.
 
 Labels are bounded: ``class`` (configured classes), ``verdict`` (:data:`~monitor.bottleneck.rules.
 VERDICTS`), ``latency`` (ttft, e2e), ``quantile`` (p95, p99, p50) and ``stage`` (the latency's stages
@@ -14,6 +15,7 @@ from prometheus_client import CollectorRegistry, Gauge
 
 from monitor.bottleneck.rules import VERDICTS, Verdict
 from monitor.conventions import (
+    BOTTLENECK_CAUSE_SECONDS,
     BOTTLENECK_VERDICT,
     L_CLASS,
     L_LATENCY,
@@ -40,7 +42,15 @@ class BottleneckMetrics:
             [L_CLASS, L_LATENCY, L_QUANTILE, L_STAGE],
             registry=registry,
         )
+        self.cause = Gauge(
+            BOTTLENECK_CAUSE_SECONDS,
+            "Seconds a request of the class's tail spends in each cause the verdict names (0: a cause "
+            "whose cost is refusals or a growing queue), docs/bottleneck.md.",
+            [L_CLASS, L_VERDICT],
+            registry=registry,
+        )
         self._shares: dict[str, set[tuple[str, str, str]]] = {}  # class -> published share labels
+        self._causes: dict[str, set[str]] = {}
 
     def publish(self, v: Verdict) -> None:
         """Replace the class's series with verdict ``v``'s."""
@@ -50,6 +60,9 @@ class BottleneckMetrics:
         for s in v.evidence.tail:
             for stage, share in s.shares:
                 self.share.labels(v.request_class, s.metric, s.band, stage).set(share)
+        for c in v.causes:
+            self.cause.labels(v.request_class, c.verdict).set(c.seconds)
+        self._causes[v.request_class] = {c.verdict for c in v.causes}
         self._shares[v.request_class] = {
             (s.metric, s.band, stage) for s in v.evidence.tail for stage, _ in s.shares
         }
@@ -61,3 +74,5 @@ class BottleneckMetrics:
                 self.verdict.remove(cls, name)
         for labels in self._shares.pop(cls, set()):
             self.share.remove(cls, *labels)
+        for verdict in self._causes.pop(cls, set()):
+            self.cause.remove(cls, verdict)

@@ -8,6 +8,7 @@ pool's; a pool serving several classes says so in the evidence.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,7 +75,8 @@ class PoolWindow:
 
     intervals: int
     requests: float
-    stage_p95: dict[str, float]  # stage -> P95 seconds from the merged histograms
+    stage_p95: dict[str, float]  # stage -> P95 seconds from the merged histograms (interpolated)
+    merged: dict[str, Histogram]  # stage -> the window's merged histogram
     observed: float  # requests in the TTFT (else e2e) histogram over the window
     waiting_growth: float | None  # summed over endpoints (queue_growth of each)
     waiting_now: float | None  # mean waiting over the last quarter of the window, summed
@@ -90,6 +92,19 @@ class PoolWindow:
     prefix_hit_before: float | None
     prompt_tokens: float | None  # mean prompt tokens per request (request_prompt_tokens)
     prompt_tokens_before: float | None
+
+    def p95_above(self, stage: str, floor: float) -> bool:
+        """Whether the stage's P95 is certainly above ``floor``: more than 5 % of the window's
+        observations lie in buckets whose lower edge is at or above the first edge at or above
+        ``floor``. An interpolated P95 is not enough: vLLM's queue-time buckets start at 0.3 s, so
+        a queue of a few milliseconds interpolates to a P95 of 0.28 s."""
+        h = self.merged.get(stage)
+        if h is None or h.count <= 0:
+            return False
+        k = next((i for i, e in enumerate(h.edges) if e >= floor), None)
+        if k is None or math.isinf(h.edges[k]):
+            return False
+        return (h.count - h.counts[k]) > 0.05 * h.count
 
     @property
     def batch_full(self) -> bool | None:
@@ -170,12 +185,9 @@ def pool_window(
     """The intervals ending in (start, end] (and in the window before, for baselines)."""
     now = [p for p in points if start < p.end <= end]
     before = [p for p in points if start - (end - start) < p.end <= start]
-    stages = {
-        s: q
-        for s in SERVER_STAGES
-        if (h := _merge(now, s)) is not None and (q := h.quantile(0.95)) is not None
-    }
-    seen = _merge(now, "ttft") or _merge(now, "e2e")
+    merged = {s: h for s in SERVER_STAGES if (h := _merge(now, s)) is not None}
+    stages = {s: q for s, h in merged.items() if (q := h.quantile(0.95)) is not None}
+    seen = merged.get("ttft") or merged.get("e2e")
     growth, level = _queue(now, start, end)
     running_now, running_peak = _running(points, start, end)
     if peak is not None:
@@ -187,6 +199,7 @@ def pool_window(
         intervals=len(now),
         requests=sum(p.requests for p in now),
         stage_p95=stages,
+        merged=merged,
         observed=0.0 if seen is None else seen.count,
         waiting_growth=growth,
         waiting_now=level,

@@ -60,13 +60,13 @@ RULES: tuple[Rule, ...] = (
          "preprocessing): more API-server processes, images resized before they are sent",
          "the frontend stage of the P95+ band below the floor; vLLM's span arrival → queued time"),
     Rule("cache_bound", "cache-bound",
-         "queue time takes at least the TTFT floor and the KV cache is full (median usage >= 90 %) "
-         "with sustained preemptions (>= 3, in two scrape intervals or more), a batch held below 80 % "
-         "of its peak, eviction before reuse >= 50 % "
-         "or a prefix-hit collapse",
+         "queue time takes at least the TTFT floor (or the queue grows) and the KV cache is the limit: "
+         "sustained preemptions (>= 3, in two scrape intervals or more) with KV usage at a median of "
+         "70 % or more, or KV usage at 80 % or more with a batch held below 80 % of its peak, evicted "
+         "blocks evicted before reuse (>= 50 %) or a prefix-hit collapse",
          "enable prefix caching for shared prefixes; lower max-model-len or max-num-seqs so the KV "
          "pool holds the working set; separate pools for long-context classes; more KV capacity",
-         "preemptions at 0 and KV usage below 90 % at the same traffic"),
+         "preemptions at 0 and KV usage below 80 % at the same traffic"),
     Rule("gpu_bound", "GPU-bound",
          "queue time takes at least the TTFT floor (or the queue grows) and the hottest GPU was busy "
          "at most of its samples (SM, tensor, power or throttling; by utilisation or graphics-engine "

@@ -12,7 +12,8 @@ e2e) and each stage this keeps:
 Stages are clamped at 0 (a clock artefact never makes a negative stage), and ``frontend`` is what
 stands between the client and the engine's queue: the network/proxy part plus vLLM's arrival →
 queued part (``tokenization`` in spans, which also holds the first token's trip back to the API
-frontend: vLLM stamps the first token there), so it is named for what it holds.
+frontend: vLLM stamps the first token there), so it is named for what it holds. ``application``
+is what an e2e holds besides every measured stage: an agent's tools and its client's work.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ from monitor.bottleneck.tail import Sample
 #: The stages a latency's requests are weighed by (``frontend`` = network + tokenization).
 STAGES: dict[str, tuple[str, ...]] = {
     "ttft": ("retry", "frontend", "queue", "prefill"),
-    "e2e": ("retry", "frontend", "queue", "prefill", "decode", "tool_turnaround"),
+    "e2e": ("retry", "frontend", "queue", "prefill", "decode", "tool_turnaround", "application"),
 }
 FRONT_PARTS = ("network", "tokenization")
+#: What an e2e holds besides the client's and the server's stages: for an agent session, its
+#: tools' own time and the client's work between turns (``application``).
+EXPLAINED = ("retry", "frontend", "queue", "prefill", "decode", "tool_turnaround")
 
 
 def _parts(s: Sample) -> dict[str, float]:
@@ -36,6 +40,8 @@ def _parts(s: Sample) -> dict[str, float]:
     front = [out[p] for p in FRONT_PARTS if p in out]
     if front:
         out["frontend"] = sum(front)
+    if s.e2e is not None and s.view is not None:
+        out["application"] = max(0.0, s.e2e - sum(out.get(p, 0.0) for p in EXPLAINED))
     return out
 
 

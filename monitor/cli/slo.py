@@ -185,7 +185,7 @@ def _verdicts(model: Model, store: Store, start: float | None, end: float) -> tu
     with store.session() as session:
         if start is None:
             return verdicts(model, session, end)
-        return verdicts(model, session, end, end - start, end - start)
+        return verdicts(model, session, end, end - start, end - start, state=end - start)
 
 
 def _with_week(e: SLOEvaluation, week: WindowResult) -> SLOEvaluation:

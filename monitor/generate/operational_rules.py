@@ -27,12 +27,12 @@ EFFICIENCY_FOR = "15m"  # prefix-cache and spec-decode drops, on 1h windows
 DEAD_LETTERS_WINDOW = "15m"  # M3MonStoreDeadLetters: any store op set aside over this window
 SPOOL_WINDOW = "10m"  # M3MonStoreSpoolGrowing: the backlog rose over SPOOL_WINDOW (deriv > 0) ...
 SPOOL_FOR = "10m"  # ... continuously for SPOOL_FOR, so a database restart of a few minutes never tickets
-#: M3MonTailBottleneck: a serving verdict (not none/unknown) held BOTTLENECK_FOR while a latency SLO
-#: of the class burns faster than its budget (1h window): the tail has an owner the objectives
-#: cannot absorb. The verdict's own window is 15 min, so a verdict needs a sustained cause.
+#: M3MonTailBottleneck: a serving verdict (not none/insufficient_evidence) held BOTTLENECK_FOR while
+#: a latency SLO of the class burns faster than its budget (1h window): the tail has an owner the
+#: objectives cannot absorb, for long enough that it is no passing cause.
 BOTTLENECK_FOR = "15m"
 BOTTLENECK_BURN = 1.0
-BOTTLENECK_QUIET = ("none", "unknown")
+BOTTLENECK_QUIET = ("none", "insufficient_evidence")
 ROUTING_LEAK_WINDOW = "10m"  # VLLMRoutingLeak: any request over the pool's ceiling edge in this window
 
 

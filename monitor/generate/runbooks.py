@@ -44,7 +44,9 @@ _SLO_CHECKS = (
 
 #: The tail alert's actions: each serving verdict's remedies, as docs/bottleneck.md states them.
 _BOTTLENECK_ACTIONS = tuple(
-    f"`{r.verdict}` ({r.title}): {r.remedy}." for r in RULES if r.verdict not in op.BOTTLENECK_QUIET
+    f"`{r.verdict}` ({r.title}): {r.remedy}; it worked when: {r.confirm}."
+    for r in RULES
+    if r.verdict not in op.BOTTLENECK_QUIET
 )
 
 RUNBOOKS: dict[str, Runbook] = {
@@ -286,6 +288,8 @@ RUNBOOKS: dict[str, Runbook] = {
         "and it is not the model's own work at normal load. The `verdict` label says which "
         "(docs/bottleneck.md has the rules).",
         (
+            '`m3mon_bottleneck_cause_seconds{class="<class>"}`: every cause the verdict names with its '
+            "seconds in the tail; `m3mon slo status -c CONFIG` prints each with the evidence it read.",
             '`m3mon_tail_stage_share_ratio{class="<class>",quantile="p95"}`: the stage shares of the '
             'class\'s P95+ probe requests (TTFT and e2e); `quantile="p50"` is the typical request.',
             "GPU dashboards (`m3mon_gpu_sm_active_ratio`) beside queue time and KV-cache use of the "
@@ -296,7 +300,9 @@ RUNBOOKS: dict[str, Runbook] = {
         'm3mon_bottleneck_verdict{class="<class>"} == 1',
         "vllm:num_requests_waiting|vllm:num_preemptions_total|vllm:kv_cache_usage_perc",
         tuple(
-            f"`{r.verdict}` ({r.title}): {r.remedy}." for r in RULES if r.verdict not in op.BOTTLENECK_QUIET
+            f"`{r.verdict}` ({r.title}): {r.remedy}; it worked when: {r.confirm}."
+            for r in RULES
+            if r.verdict not in op.BOTTLENECK_QUIET
         ),
     ),
     cv.ALERT_TTFT_P99_REGRESSION: Runbook(

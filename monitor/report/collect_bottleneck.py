@@ -6,9 +6,9 @@ answered probes of the tail window with their stages (the report's own samples: 
 metrics, else the probe's trace spans), every probe run (retried? refused for load?), real
 traffic from server spans, the scrape intervals of the class's endpoints (two recent windows:
 the later one is evidence, the earlier one the prefix-hit and prompt-size baseline) and each GPU
-of the GPU samples. :func:`verdicts` decides every class. The report reads its period with both
-windows set to the period (a week's evidence: a GPU saturated for one hour of it reads as the
-week's medians do).
+of the GPU samples. :func:`verdicts` decides every class. The report reads its period with every
+window set to the period (a week's evidence: a GPU saturated for a third of the week's samples
+reads saturated, one saturated for an hour of it does not).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from monitor.bottleneck.evidence import gather
 from monitor.bottleneck.inputs import (
+    GPU_WINDOW,
     PEAK_WINDOW,
     RECENT,
     WINDOW,
@@ -30,12 +31,12 @@ from monitor.bottleneck.inputs import (
     PoolPoint,
     ProbeRun,
     class_context,
+    stored_histograms,
 )
 from monitor.bottleneck.rules import Verdict, decide
 from monitor.bottleneck.tail import Sample
 from monitor.bottleneck.traffic import by_trace, traffic_samples
 from monitor.model import Model
-from monitor.scrape.signals import Histogram
 from monitor.slo.span_goodput import SpanJudge
 from monitor.store.tables import GpuSampleRow, ProbeResultRow, ScrapeIntervalRow
 
@@ -64,21 +65,11 @@ def _runs(session: Session, start: float, end: float) -> dict[str, list[ProbeRun
     return out
 
 
-def _hist(raw: dict[str, Any]) -> dict[str, Histogram]:
-    out = {}
-    for name, h in raw.items():
-        try:
-            out[name] = Histogram.from_dict(h)
-        except (KeyError, TypeError, ValueError):
-            continue  # a histogram stored in an older shape is no evidence
-    return out
-
-
 def _pool(session: Session, endpoints: Sequence[str], start: float, end: float) -> list[PoolPoint]:
     q = select(SI).where(SI.endpoint.in_(sorted(endpoints)), SI.end > start, SI.end <= end)
     return [
         PoolPoint(r.endpoint, r.end, r.requests, r.waiting, r.running, r.kv_cache_usage, r.preemptions,
-                  r.admission_rejections, r.prefix_cache_hit_rate, _hist(r.histograms or {}))
+                  r.admission_rejections, r.prefix_cache_hit_rate, stored_histograms(r.histograms or {}))
         for r in session.scalars(q.order_by(SI.end))
     ]  # fmt: skip
 
@@ -130,6 +121,7 @@ def verdicts(
     window: float = WINDOW,
     recent: float = RECENT,
     probes: Sequence[Sample] | None = None,
+    state: float = GPU_WINDOW,
 ) -> tuple[Verdict, ...]:
     """Each class's verdict at ``end`` (``probes``: the tail window's samples, when already read)."""
     start = end - window
@@ -144,11 +136,12 @@ def verdicts(
             end=end,
             window=window,
             recent=recent,
+            state=state,
             probes=tuple(s for s in samples if s.request_class == rc.name),
             traffic=tuple(s for s in traffic if s.request_class == rc.name),
             runs=tuple(runs.get(rc.name, ())),
             pool=tuple(_pool(session, names, end - 2 * recent, end)) if names else (),
-            gpus=tuple(_gpus(session, names, end - recent, end)) if names else (),
+            gpus=tuple(_gpus(session, names, end - min(recent, state), end)) if names else (),
             running_peak=_running_peak(session, names, end - max(PEAK_WINDOW, recent), end)
             if names
             else None,

@@ -243,7 +243,9 @@ class ProbeFacts:
     def bottleneck(self) -> tuple[Verdict, ...]:
         """Each class's bottleneck verdict over the period (:mod:`monitor.report.collect_bottleneck`)."""
         span = self.end - self.start
-        return collect_bottleneck.verdicts(self.model, self.session, self.end, span, span, self.samples())
+        return collect_bottleneck.verdicts(
+            self.model, self.session, self.end, span, span, self.samples(), span
+        )
 
     def breakdown_series(self, points: list[float], tz: object) -> tuple[BreakdownSeries, ...]:
         return brk.breakdown_series(self.model, self.samples(), self._pool_histograms(), points, tz)

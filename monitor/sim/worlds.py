@@ -50,6 +50,7 @@ class Load:
     admit_per_second: float | None = None  # a stalling scheduler admits at most this many per s
     kv_tokens: float = 400_000.0  # KV capacity (tokens)
     shed: float = 0.0  # share of requests refused with 429 at admission
+    errors: float = 0.0  # share of requests answered 500 (a failing replica behind the gateway)
     gateway_retry: bool = False  # a gateway retries refused requests (after 1 s)
     tool_seconds: float = 0.0  # per tool round of an agent probe (3 rounds)
     outliers: float = 0.0  # share of requests with 0.15-0.23 s more at the proxy (healthy noise)
@@ -75,6 +76,7 @@ class World:
     probe_every: float = 30.0
     probe_timeout: float = 120.0
     onset: float = 1200.0
+    until: float | None = None  # the fault ends here (None: it lasts to the end)
     duration: float = 3600.0
     seed: int = 1
 
@@ -144,7 +146,9 @@ class _Pool:
         self.retry_later: list[_Req] = []
 
     def load(self, t: float) -> Load:
-        return self.w.after if self.w.after is not None and t >= self.w.onset else self.w.before
+        w = self.w
+        held = w.after is not None and t >= w.onset and (w.until is None or t < w.until)
+        return w.after if held and w.after is not None else w.before
 
     def new(self, t: float, probe: bool = False) -> _Req:
         ld = self.load(t)
@@ -162,8 +166,10 @@ class _Pool:
     def arrive(self, r: _Req, t: float) -> bool:
         """Queue ``r`` unless it is refused (then a gateway may retry it); False when refused."""
         ld = self.load(t)
-        if ld.shed and self.rng.random() < ld.shed:
-            self.rejections += 1
+        failed = ld.errors and self.rng.random() < ld.errors
+        refused = not failed and ld.shed and self.rng.random() < ld.shed
+        if failed or refused:
+            self.rejections += 1 if refused else 0
             if ld.gateway_retry:
                 r.retry += 1.0
                 r.arrive += 1.0
@@ -352,8 +358,8 @@ def _probe_results(held: Held, probes: list[_Req], end: float) -> None:
             "prefill": r.prefill,
             "decode": r.decode,
         }
-        if w.tools:
-            parts["tool_turnaround"] = r.tools
+        if w.tools:  # the server's turnaround after each tool result; the tools' own time is in e2e
+            parts["tool_turnaround"] = 0.05 * 3
         held.probes.append(Sample("chat", start, parts, SOURCE_METRICS, ttft, e2e))
         held.runs.append(ProbeRun(start + e2e, retried=r.retry > 0))
     held.probes.sort(key=lambda s: s.at)

@@ -2,7 +2,8 @@
 service's own jobs (scrape, probe) run for a bounded number of rounds, then the class's verdict.
 
 Each :class:`Scenario` says what it injects and which verdict and tail stage the documented
-rules (docs/bottleneck.md) must give; :func:`run_scenario` drives
+rules (docs/bottleneck.md) must give (the class's TTFT objective is 1 s: a stage is a cause from
+0.25 s); :func:`run_scenario` drives
 :class:`~monitor.service.jobs.Jobs` against the simulator as ``m3mon run`` does, without its
 schedule (rounds back to back, so a window fills in seconds, not minutes).
 """
@@ -106,7 +107,8 @@ def config(tmp: Path, sim: SimHandle, sc: Scenario) -> Path:
         "endpoints": [endpoint],
         "request_classes": [{"name": "chat", "max_context_tokens": 32768, "probes": list(sc.probes),
                              "probe": {"interval": "1h", "jitter": "0.1s", "timeout": "20s", **sc.probe},
-                             "slos": [{"name": "availability", "sli": "availability", "objective": 99}]}],
+                             "slos": [{"name": "availability", "sli": "availability", "objective": 99},
+                                      {"name": "ttft", "sli": "ttft", "threshold": "1s", "objective": 99}]}],
         "storage": {"url": f"sqlite:///{tmp / 'm3mon.db'}", "buffer_dir": str(tmp / "spool")},
     }  # fmt: skip
     path = tmp / "m3mon.yaml"
@@ -125,8 +127,9 @@ async def _drive(jobs: Jobs, sim: SimHandle, sc: Scenario) -> Verdict | None:
     finally:
         if side is not None:
             side.cancel()
-    verdict = jobs.assess(model.classes[0].name)
+    (verdict,) = await asyncio.to_thread(jobs.assess)
     await jobs.close()
+    assert verdict.request_class == model.classes[0].name
     return verdict
 
 

@@ -33,11 +33,11 @@ async def _stalls(sim: SimHandle) -> None:
         await asyncio.sleep(0.2)
 
 
-ENGINE = frozenset({"queue", "prefill", "decode"})
+NONE = frozenset({None})
 RETRY = {"retry": {"max_retries": 2, "initial_delay": "0.2s", "max_delay": "0.5s"}}
 SCENARIOS = [
-    Scenario("healthy", "none", ENGINE),
-    Scenario("busy-with-room", "none", ENGINE, background=load(4)),
+    Scenario("healthy", "none", NONE),
+    Scenario("busy-with-room", "none", NONE, background=load(4)),
     # saturated: GPUs pinned busy while the pool's own traffic builds up beyond its 4 batch slots
     Scenario(
         "saturated-gpu",
@@ -48,21 +48,21 @@ SCENARIOS = [
         background=ramp(12, 0.3),
     ),
     # the same busy GPUs with no queue building up: not GPU-bound (the "queue growing")
-    Scenario("saturated-gpu-flat-queue", "none", ENGINE, faults={"gpu_saturated": True}),
+    Scenario("saturated-gpu-flat-queue", "none", NONE, faults={"gpu_saturated": True}),
     Scenario("scheduler-stall", "scheduler_bound", "queue", background=_stalls),
     Scenario("scheduler-stall-no-gpu-exporter", "queue_bound", "queue", background=_stalls, gpu=False),
     Scenario("cache-thrash", "cache_bound", "queue", faults={"kv_pressure": 12}, background=load(4)),
-    Scenario("slow-proxy", "proxy_bound", "network", faults={"preprocess_delay": 0.3}),
+    Scenario("slow-proxy", "proxy_bound", "frontend", faults={"preprocess_delay": 0.4}),
     Scenario(
         "slow-tools",
         "application_bound",
-        "other",
+        "application",
         probes=("agent_session",),
         probe={"tool_delay": "0.8s", "agent_rounds": 1},
         parallel=4,
     ),
     Scenario(
-        "429-retried", "retry_storm", "retry", faults={"error_rate": 0.3, "error_status": 429}, probe=RETRY
+        "429-retried", "load_shedding", "retry", faults={"error_rate": 0.3, "error_status": 429}, probe=RETRY
     ),
 ]
 

@@ -1,62 +1,135 @@
-"""``m3mon slo status`` names each class's bottleneck from the store (the real CLI, a real SQLite
-store written through the store's own path): over a week, the report's verdict; over the default
-15 minutes, only the probes that completed in them."""
+"""One verdict, one computation: the service's exporter (``Jobs.assess``, what Prometheus scrapes,
+the dashboard and ``M3MonTailBottleneck`` read) and ``m3mon slo status`` (the real CLI) give the
+same verdict, causes and evidence for the same class at the same instant, from a real SQLite store
+written through the store's own path — the issue measured the exporter saying ``unknown`` for 20
+minutes while ``slo status`` said ``proxy_bound``.
+
+The store holds what plain vLLM (no optional flag) gives: scrape intervals with vLLM's queue,
+prefill, decode, TTFT and e2e histograms and its waiting gauge, per-GPU samples of a
+dcgm-exporter default counter set, and probes without a server view. Their queue: the server's
+queue-time P95 5 s (2 requests in 10 waited 5 s) against a TTFT objective of 2.5 s, the GPUs
+busy (GPU_UTIL 100 %, GR_ENGINE_ACTIVE 0.97) with the batch at its peak: GPU-bound.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
+
+from monitor.exporter import Exporter
+from monitor.model import Model
 from monitor.probes.result import ProbeResult, Timings
-from monitor.store.ops import probe_op
+from monitor.scrape.gpu_signals import GpuDeviceSignals, GpuSignals
+from monitor.scrape.signals import EngineSignals, Histogram, Signals
+from monitor.service.jobs import Jobs
+from monitor.store import Store
+from monitor.store.ops import gpu_op, probe_op, signals_op
+from monitor.vllm_buckets import REQUEST_LATENCY, TIME_TO_FIRST_TOKEN
 from tests.report.stores import stored
 
 REPO = Path(__file__).resolve().parents[2]
-T = datetime(2026, 11, 23, 1, tzinfo=UTC).timestamp()  # in 2026-W48
+T = datetime(2026, 11, 23, 1, tzinfo=UTC).timestamp() + 1800  # in 2026-W48
 
 
 def _config(folder: Path) -> str:
     return f"""\
+storage: {{url: "sqlite:///{folder / "report.db"}"}}
 version: m3mon/v1
 endpoints:
   - {{name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat]}}
 request_classes:
-  - {{name: chat, max_context_tokens: 32768, probes: [chat], slos: [{{name: a, sli: availability, objective: 99}}]}}
-storage: {{url: "sqlite:///{folder / "report.db"}"}}
+  - name: chat
+    max_context_tokens: 32768
+    probes: [chat]
+    slos: [{{name: ttft, sli: ttft, threshold: 2.5s, objective: 99}}]
 """
 
 
+def _histogram(edges: tuple[float, ...], values: list[float]) -> Histogram:
+    full = (*edges, float("inf"))
+    return Histogram(
+        full, tuple(float(sum(1 for v in values if v <= e)) for e in full), sum(values), len(values)
+    )
+
+
+def _interval(k: int) -> Signals:
+    """15 s of the pool: 10 requests, 2 of them queued 5 s; the queue at 8 + k waiting."""
+    queue = [5.0, 5.0] + [0.05] * 8
+    hist = {
+        "queue": _histogram(REQUEST_LATENCY, queue),
+        "prefill": _histogram(REQUEST_LATENCY, [0.3] * 10),
+        "decode": _histogram(REQUEST_LATENCY, [6.0] * 10),
+        "ttft": _histogram(TIME_TO_FIRST_TOKEN, [q + 0.3 for q in queue]),
+        "e2e": _histogram(REQUEST_LATENCY, [q + 6.3 for q in queue]),
+    }
+    end = T - 600 + 15 * k
+    total = EngineSignals(finished={"stop": 10.0}, histograms=hist, waiting=8.0 + k, running=64.0)
+    return Signals("ep", "vllm", "vllm-v1-engine", "m", end, end - 15, False, {"0": total}, total)
+
+
+def _gpu(k: int) -> GpuSignals:
+    end = T - 600 + 15 * k
+    gauges = {"util": 1.0, "gr_engine_active": 0.97, "power_watts": 450.0}
+    devices = {str(g): GpuDeviceSignals(str(g), f"GPU-{g}", gauges, {}, {}, "node-1") for g in range(8)}
+    return GpuSignals("ep", "dcgm", end, end - 15, devices)
+
+
 def _probe(k: int) -> ProbeResult:
-    queue = 2.55 if k in (18, 19) else 0.05  # two slow requests queue: the TTFT tail is 85 % queue
-    ttft = 0.05 + queue + 0.4
-    t = Timings(
-        ttft=ttft, e2e=ttft + 1.5, server_queue=queue, server_prefill=0.4, server_decode=1.5, network=0.05
-    )
-    return ProbeResult("ep", "chat", "chat", T + 60 * k, None, t, finished_at=T + 60 * k + ttft + 1.5)
+    at = T - 890 + 30 * k
+    t = Timings(ttft=0.5, e2e=6.5)  # no server view: no --enable-per-request-metrics
+    return ProbeResult("ep", "chat", "chat", at, None, t, finished_at=at + 6.5)
 
 
-def _status(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "monitor", "slo", "status", "-c", str(config), *args]
-    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
+def _ops(model: Model) -> list[dict[str, object]]:
+    return [*(signals_op(model, "ep", _interval(k)) for k in range(1, 41)),
+            *(gpu_op(_gpu(k)) for k in range(1, 41)), *(probe_op(model, _probe(k)) for k in range(29))]  # fmt: skip
 
 
-def test_status_names_the_bottleneck(tmp_path: Path) -> None:
-    stored(tmp_path, _config(tmp_path), lambda model: [probe_op(model, _probe(k)) for k in range(20)])
-    config = tmp_path / "monitor.yaml"
-    week = json.loads(_status(config, "--week", "2026-W48", "--json").stdout)
-    (chat,) = week["bottleneck"]
-    assert (chat["class"], chat["verdict"], chat["stage"], chat["runs"]) == (
-        "chat",
-        "queue_bound",
+def _exporter(model: Model, url: str) -> tuple[dict[str, object], dict[str, float]]:
+    store, exporter = Store(url), Exporter(model)
+    jobs = Jobs(model, store, exporter, clock=lambda: T)
+    try:
+        (verdict,) = jobs.assess()
+    finally:
+        asyncio.run(jobs.close())
+        store.close()
+    page = exporter.render().decode()
+    states = {s.labels["verdict"]: s.value for f in text_string_to_metric_families(page) for s in f.samples
+              if s.name == "m3mon_bottleneck_verdict"}  # fmt: skip
+    return {"class": verdict.request_class, **verdict.to_json()}, states
+
+
+def _status(config: Path, *args: str) -> dict[str, object]:
+    cmd = [sys.executable, "-m", "monitor", "slo", "status", "-c", str(config), "--json", *args]
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=True).stdout
+    (found,) = json.loads(out)["bottleneck"]
+    assert isinstance(found, dict)
+    return found
+
+
+def test_the_exporter_and_slo_status_say_the_same(tmp_path: Path) -> None:
+    model, url = stored(tmp_path, _config(tmp_path), _ops)
+    served, states = _exporter(model, url)
+    printed = _status(tmp_path / "monitor.yaml", "--at", str(T))
+    assert served == printed
+    assert (served["verdict"], served["stage"], served["sources"]) == (
+        "gpu_bound",
         "queue",
-        20,
+        ["server histograms"],
     )
-    text = _status(config, "--week", "2026-W48").stdout
-    assert "  chat: queue-bound (GPU not read): P95+ TTFT 85% queue, e2e 57% queue" in text
-    # at the last probe's end: the 15 minutes before hold 15 probes, fewer than the tail needs
-    last = json.loads(_status(config, "--at", str(T + 60 * 19 + 10), "--json").stdout)
-    (chat,) = last["bottleneck"]
-    assert (chat["verdict"], chat["runs"]) == ("unknown", 15)
+    assert [v for v, x in states.items() if x == 1.0] == ["gpu_bound"]
+    assert served["hottest_gpu"]["because"] == "gr_engine_active"  # type: ignore[index]
+
+
+def test_a_week_reads_the_same_rules(tmp_path: Path) -> None:
+    """``--week``: the report's period verdict, every window the week; the same evidence names it."""
+    _, _ = stored(tmp_path, _config(tmp_path), _ops)
+    week = _status(tmp_path / "monitor.yaml", "--week", "2026-W48")
+    assert (week["verdict"], week["stage"]) == ("gpu_bound", "queue")
+    assert week["window_seconds"] == 7 * 86400

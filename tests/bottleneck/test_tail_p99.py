@@ -16,6 +16,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.bottleneck.evidence import gather
+from monitor.bottleneck.inputs import Inputs
 from monitor.bottleneck.metrics import BottleneckMetrics
 from monitor.bottleneck.rules import decide
 from monitor.bottleneck.tail import SOURCE_METRICS, Sample, attribute_class
@@ -72,8 +73,8 @@ def test_p99_needs_100_requests() -> None:
 
 
 def test_the_verdict_says_both_bands_and_the_exporter_publishes_p99() -> None:
-    v = decide(gather("chat", END, 900.0, samples()))
-    assert "P95+ TTFT 56% prefill, e2e 43% prefill; P99+ TTFT 90% queue, e2e 73% queue" in v.reason
+    v = decide(gather(Inputs("chat", END, probes=tuple(samples()))))
+    assert "probes P95+ TTFT 56% prefill, e2e 43% prefill; P99+ TTFT 90% queue, e2e 73% queue" in v.reason
     registry = CollectorRegistry()
     m = BottleneckMetrics(registry)
     m.publish(v)
@@ -86,7 +87,7 @@ def test_the_verdict_says_both_bands_and_the_exporter_publishes_p99() -> None:
     assert shares[("ttft", "p99", "queue")] == pytest.approx(8.0 / 8.9)
     assert shares[("e2e", "p99", "queue")] == pytest.approx(8.0 / 10.9)
     # one request fewer: no P99 series at all (no number for a band of one), and the summary says so
-    fewer = decide(gather("chat", END, 900.0, samples(93)))
+    fewer = decide(gather(Inputs("chat", END, probes=tuple(samples(93)))))
     assert "; P99+: not enough requests (99 of 100)" in fewer.reason
     m.publish(fewer)
     page = _page(registry)["m3mon_tail_stage_share_ratio"]

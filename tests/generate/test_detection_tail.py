@@ -128,7 +128,7 @@ def test_the_blips_tell_a_wrong_rule(generated: Path, tmp_path: Path) -> None:
     burning class whose verdict is none tickets; reading every SLI, availability's burn counts."""
     cases = [
         (r"\nand on (class)\nmax by (class) (", "\nor on (class)\nmax by (class) (", _no_burn),
-        ('verdict!~"none|unknown"', 'verdict=~".+"', _verdict_none),
+        ('verdict!~"none|insufficient_evidence"', 'verdict=~".+"', _verdict_none),
         ('sli=~"ttft|', 'sli=~"availability|ttft|', _no_burn),
     ]
     for old, new, scenario in cases:

@@ -137,10 +137,10 @@ def test_slo_status_prints_both_bands(folder: Path) -> None:
     ]
     out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=True).stdout
     assert (
-        "  chat: no bottleneck: P95+ TTFT 56% prefill, e2e 43% prefill; P99+ TTFT 90% queue, e2e 73% queue"
+        "  chat: no bottleneck: probes P95+ TTFT 56% prefill, e2e 43% prefill; P99+ TTFT 90% queue, e2e 73% queue"
         in out
     )
     assert (
-        "  few: no bottleneck: P95+ TTFT 80% prefill, e2e 67% decode; P99+: not enough requests (20 of 100)"
+        "  few: no bottleneck: probes P95+ TTFT 80% prefill, e2e 67% decode; P99+: not enough requests (20 of 100)"
         in out
     )

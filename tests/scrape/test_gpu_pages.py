@@ -44,6 +44,7 @@ def test_dcgm_default_counters_page() -> None:
     assert g0 == {
         "gr_engine_active": 0.953112,
         "memory_active": 0.563201,
+        "memory_copy_util": pytest.approx(0.41),
         "memory_free_bytes": 12035 * MIB,
         "memory_used_bytes": 130887 * MIB,
         "power_watts": 612.437,

@@ -40,7 +40,7 @@ def test_every_endpoint_class_and_upkeep_job_is_scheduled(tmp_path: Path) -> Non
         expected = {f"scrape:{e.name}" for e in model.endpoints} | {
             f"health:{e.name}" for e in model.endpoints
         }
-        expected |= {f"probe:{c.name}" for c in model.classes} | {"evaluate", "prune", "report"}
+        expected |= {f"probe:{c.name}" for c in model.classes} | {"evaluate", "assess", "prune", "report"}
         assert set(jobs) == expected
         assert jobs["scrape:m3-extended"].trigger.interval.total_seconds() == 30
         assert jobs["probe:repo-analysis-128k"].trigger.interval.total_seconds() == 300

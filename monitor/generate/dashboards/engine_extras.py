@@ -82,8 +82,9 @@ def _class_rows(model: Model, lay: Layout) -> None:
 
 #: What the tail panels say about their series (docs/bottleneck.md).
 TAIL_NOTE = (
-    "The service's bottleneck verdict over its last 15 minutes of probes (docs/bottleneck.md): "
-    "the stage shares of the probe requests at or above P95 of TTFT, and the verdict that holds (1)."
+    "The service's bottleneck verdict (docs/bottleneck.md), every 15 s from its store: the stage "
+    "shares of the probe requests at or above P95 of TTFT over 15 minutes, and the verdict that holds "
+    "(1) from the probes, the server's histograms and gauges over 5 minutes and the GPUs over 2."
 )
 
 

@@ -1,0 +1,102 @@
+"""The bottleneck verdict on simulated pools (monitor.sim.worlds): the controls and the mixed and
+quiet cases of the scenario matrix, judged against each world's injected truth, not against the
+rules (bench/verdict.py prints the whole matrix).
+
+Each world is an hour of a pool in simulated time, its fault from minute 20, the verdict decided
+every 15 s as the service decides it. The old rules (commit c9e3929: mean SM activity at the
+latest GPU scrape, the first rule that holds, ``unknown`` below 20 probes), fed the same worlds,
+failed every test here: ``unknown`` for the first 5 minutes of every pool, ``scheduler_bound`` 85 times in the busy control's hour
+and ``proxy_bound`` 78 times in the outliers' one; saturated GPUs read through dcgm-exporter's
+default counters ``unknown``/``queue_bound``, one pinned GPU of eight and the flat queue
+``scheduler_bound``; 14 flips on dips; long prompts, long outputs, slow tools and shedding
+``none``; the quiet pool ``unknown``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor.sim.verdict_matrix import Judged, judge
+from monitor.sim.world_scenarios import WORLDS
+
+BY_NAME = {w.name: w for w in WORLDS}
+CONTROLS = [w.name for w in WORLDS if w.after is None]
+#: the mixed, quiet and counter-set cases the issue names, and one per remedy family
+FAULTS = [
+    "gpu-saturated-default-dcgm",
+    "gpu-saturated-flat-queue",
+    "gpu-saturated-dips",
+    "one-gpu-of-eight-pinned",
+    "scheduler-stall-default-dcgm",
+    "kv-pressure",
+    "prefix-drop-traffic-mix",
+    "slow-proxy",
+    "slow-tools",
+    "shedding-retried-by-gateway",
+    "retry-storm-5xx",
+    "two-causes-proxy-and-gpu",
+    "long-prompts",
+    "long-outputs",
+    "slow-proxy-then-fixed",
+]
+#: seconds from the onset to the right verdict: 2 minutes for what the server and the GPUs show,
+#: 4 for what only the probes can show (three probes behind it, at 30 s each, in the window)
+WITHIN = {"shedding-retried-by-gateway": 240.0, "retry-storm-5xx": 240.0}
+
+
+@pytest.fixture(scope="module")
+def judged() -> dict[str, Judged]:
+    return {name: judge(BY_NAME[name]) for name in [*CONTROLS, *FAULTS]}
+
+
+@pytest.mark.parametrize("name", CONTROLS)
+def test_a_control_reads_the_same_all_hour(judged: dict[str, Judged], name: str) -> None:
+    r = judged[name]
+    wrong = [(t, v.reason) for t, v in r.verdicts if v.verdict != r.control]
+    assert not wrong, wrong[:3]
+    assert r.flips == 0
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_the_injected_cause_is_named_in_time_and_holds(judged: dict[str, Judged], name: str) -> None:
+    r = judged[name]
+    assert r.false_before == 0, [v.reason for v in r.before if v.verdict != "none"][:2]
+    late = [(t, v.verdict, v.reason) for t, v in r.after if t > r.world.onset + 300]
+    assert r.time_to_verdict is not None, late[-1]
+    assert r.time_to_verdict <= WITHIN.get(name, 120.0), (r.time_to_verdict, late[:1])
+    assert r.wrong_after == 0
+
+
+def test_a_fixed_cause_clears_within_the_recent_window(judged: dict[str, Judged]) -> None:
+    """A proxy fixed at minute 30: the verdict is back to none within the 5-minute recent window
+    (and a probe interval), and stays there."""
+    r = judged["slow-proxy-then-fixed"]
+    assert r.time_to_clear is not None and r.time_to_clear <= 300 + 30, r.time_to_clear
+
+
+def test_the_remedy_never_raises_the_batch_on_busy_gpus(judged: dict[str, Judged]) -> None:
+    """Saturated GPUs, whatever the counter set, never read scheduler-bound once the fault holds."""
+    for name in ("gpu-saturated-default-dcgm", "gpu-saturated-dips", "one-gpu-of-eight-pinned"):
+        assert "scheduler_bound" not in judged[name].counts(), name
+
+
+def test_two_causes_are_both_named_by_their_seconds(judged: dict[str, Judged]) -> None:
+    r = judged["two-causes-proxy-and-gpu"]
+    _, last = r.after[-1]
+    named = [c.verdict for c in last.causes]
+    assert named[:2] == ["gpu_bound", "proxy_bound"], last.reason
+    assert last.causes[0].seconds >= last.causes[1].seconds
+
+
+def test_a_traffic_change_is_not_called_cache_pressure(judged: dict[str, Judged]) -> None:
+    r = judged["prefix-drop-traffic-mix"]
+    assert set(r.counts()) == {"none"}
+    # while the window before the change is the baseline (the 5 minutes after it, and 5 more)
+    soon = [v for t, v in r.after if t <= r.world.onset + 300]
+    assert "not cache pressure" in soon[-1].reason and "the traffic changed" in soon[-1].reason
+
+
+def test_a_quiet_pool_says_what_it_lacks(judged: dict[str, Judged]) -> None:
+    _, last = judged["very-low-traffic"].verdicts[-1]
+    assert last.verdict == "insufficient_evidence"
+    assert "20 needed" in last.reason and "server's histograms" in last.reason
