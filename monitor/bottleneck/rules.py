@@ -48,7 +48,9 @@ RULES: tuple[Rule, ...] = (
          "before clients retry into it; cap client retries with backoff and jitter",
          "retried runs below 10 % and no retry time in the P95+ band"),
     Rule("application_bound", "application-bound",
-         "a class with tool loops: tool turnaround takes at least the e2e floor in enough tail requests",
+         "a class with tool loops: its application time (the e2e no measured stage explains: its "
+         "tools and client) or the server's turnaround after tool results takes at least the e2e "
+         "floor in enough requests, one of them recent",
          "the agent's own tools and client are slow: profile the tool calls; the model is not the "
          "bottleneck",
          "tool turnaround per round in the probes' timings"),
@@ -68,17 +70,18 @@ RULES: tuple[Rule, ...] = (
          "pool holds the working set; separate pools for long-context classes; more KV capacity",
          "preemptions at 0 and KV usage below 80 % at the same traffic"),
     Rule("gpu_bound", "GPU-bound",
-         "queue time takes at least the TTFT floor (or the queue grows) and the hottest GPU was busy "
-         "at most of its samples (SM, tensor, power or throttling; by utilisation or graphics-engine "
-         "activity only with the batch at 80 % of its peak or more)",
+         "queue time takes at least the TTFT floor (or the queue grows), or prefill or decode is at "
+         "risk of its objective, and the hottest GPU was saturated: busy at a third of its samples "
+         "or more, or within 10 points of its threshold (SM, tensor, power or throttling; by "
+         "utilisation or graphics-engine activity only with the batch at 80 % of its peak or more)",
          "the GPUs have no headroom: add warm capacity (replicas), chunked prefill to keep decode "
          "moving, a smaller max-model-len; one GPU hotter than its group: check it (clocks, XID, "
          "thermals). Raising max-num-seqs will not help",
          "queue P95 and waiting fall after the capacity change; hottest GPU below its threshold"),
     Rule("scheduler_bound", "scheduler-bound",
          "queue time takes at least the TTFT floor (or the queue grows) while every GPU read had "
-         "room at most of its samples, or while the GPUs read busy only by utilisation or graphics-"
-         "engine activity and the batch runs below 80 % of its peak",
+         "room (and still has at its latest sample), or while the GPUs read busy only by "
+         "utilisation or graphics-engine activity and the batch runs below 80 % of its peak",
          "requests wait while the GPUs have room or the batch has free slots: check for a stalled "
          "scheduler or a long prefill blocking the batch (chunked prefill); with the batch full and "
          "the GPUs' SMs idle, raise max-num-seqs / max-num-batched-tokens",
@@ -91,14 +94,16 @@ RULES: tuple[Rule, ...] = (
          "endpoints to tell saturation from the scheduler; meanwhile treat it as capacity",
          "a GPU reading over the next window names GPU- or scheduler-bound"),
     Rule("prefill_bound", "prefill-bound",
-         "prefill takes at least the TTFT floor and the TTFT P95 is at least 80 % of its objective",
+         "prefill alone takes at least half the TTFT objective while the TTFT P95 is at least 80 % of "
+         "it, on GPUs that are not saturated (else it is GPU-bound)",
          "long prompts own the first token: chunked prefill (tune max-num-batched-tokens) so they do "
          "not block decode; a separate pool for long-context traffic; prefix caching for shared "
          "prefixes",
          "server prefill P95 against prompt tokens per request; the interactive TTFT P95 in its own "
          "pool"),
     Rule("decode_bound", "decode-bound",
-         "decode takes at least the e2e floor and the e2e P95 is at least 80 % of its objective",
+         "decode alone takes at least half the e2e objective while the e2e P95 is at least 80 % of "
+         "it, on GPUs that are not saturated (else it is GPU-bound)",
          "long outputs own the end-to-end time: cap max_tokens or reasoning effort for the class; "
          "speculative decoding (EAGLE3) only after a stable baseline, checked by a replay",
          "TPOT and output tokens of the P95+ band; a replay with and without speculative decoding"),
