@@ -128,8 +128,10 @@ KV_EVICTION_BEFORE_REUSE: Final = "m3mon_kv_eviction_before_reuse_ratio"
 #: verdict that holds and 0 for the others (labels class, verdict; values monitor.bottleneck.rules).
 BOTTLENECK_VERDICT: Final = "m3mon_bottleneck_verdict"
 #: Each cause the verdict names (the verdict's own first), with its seconds in the tail: 0 for a
-#: cause whose cost is refusals or a queue growing (labels class, verdict).
+#: cause whose cost is refusals or a queue growing (labels class, verdict, source).
 BOTTLENECK_CAUSE_SECONDS: Final = "m3mon_bottleneck_cause_seconds"
+#: The evidence a cause came from (monitor.bottleneck.evidence: probes, real-traffic spans, ...).
+L_SOURCE: Final = "source"
 L_VERDICT: Final = "verdict"
 #: The stage shares of each class's probe requests at or above P95 (``quantile="p95"``), at or
 #: above P99 (``"p99"``, with 100 requests in the window) and at or below P50 (``"p50"``) of TTFT

@@ -20,6 +20,7 @@ from monitor.conventions import (
     L_CLASS,
     L_LATENCY,
     L_QUANTILE,
+    L_SOURCE,
     L_STAGE,
     L_VERDICT,
     TAIL_STAGE_SHARE,
@@ -45,12 +46,13 @@ class BottleneckMetrics:
         self.cause = Gauge(
             BOTTLENECK_CAUSE_SECONDS,
             "Seconds a request of the class's tail spends in each cause the verdict names (0: a cause "
-            "whose cost is refusals or a growing queue), docs/bottleneck.md.",
-            [L_CLASS, L_VERDICT],
+            "whose cost is refusals or a growing queue), and the evidence that named it (source: probes, "
+            "real-traffic spans, server histograms, server gauges), docs/bottleneck.md.",
+            [L_CLASS, L_VERDICT, L_SOURCE],
             registry=registry,
         )
         self._shares: dict[str, set[tuple[str, str, str]]] = {}  # class -> published share labels
-        self._causes: dict[str, set[str]] = {}
+        self._causes: dict[str, set[tuple[str, str]]] = {}
 
     def publish(self, v: Verdict) -> None:
         """Replace the class's series with verdict ``v``'s."""
@@ -61,8 +63,8 @@ class BottleneckMetrics:
             for stage, share in s.shares:
                 self.share.labels(v.request_class, s.metric, s.band, stage).set(share)
         for c in v.causes:
-            self.cause.labels(v.request_class, c.verdict).set(c.seconds)
-        self._causes[v.request_class] = {c.verdict for c in v.causes}
+            self.cause.labels(v.request_class, c.verdict, c.source).set(c.seconds)
+        self._causes[v.request_class] = {(c.verdict, c.source) for c in v.causes}
         self._shares[v.request_class] = {
             (s.metric, s.band, stage) for s in v.evidence.tail for stage, _ in s.shares
         }
@@ -74,5 +76,5 @@ class BottleneckMetrics:
                 self.verdict.remove(cls, name)
         for labels in self._shares.pop(cls, set()):
             self.share.remove(cls, *labels)
-        for verdict in self._causes.pop(cls, set()):
-            self.cause.remove(cls, verdict)
+        for verdict, source in self._causes.pop(cls, set()):
+            self.cause.remove(cls, verdict, source)

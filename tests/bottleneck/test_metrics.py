@@ -39,8 +39,10 @@ def test_a_state_set_per_class_and_no_stale_shares() -> None:
     page = _page(registry)
     states = {dict(k)["verdict"]: v for k, v in page["m3mon_bottleneck_verdict"].items()}
     assert set(states) == set(VERDICTS) and [k for k, v in states.items() if v == 1] == ["proxy_bound"]
-    causes = {dict(k)["verdict"]: v for k, v in page["m3mon_bottleneck_cause_seconds"].items()}
-    assert causes == {"proxy_bound": 1.0}
+    causes = {
+        (dict(k)["verdict"], dict(k)["source"]): v for k, v in page["m3mon_bottleneck_cause_seconds"].items()
+    }
+    assert causes == {("proxy_bound", "probes"): 1.0}
     shares = page["m3mon_tail_stage_share_ratio"]
     assert {dict(k)["quantile"] for k in shares} == {"p95", "p50"} and len(shares) == 2 * (6 + 8)
     m.publish(decide(gather(_slow_proxy(2))))  # the window emptied: insufficient, no shares, no causes

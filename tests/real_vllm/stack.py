@@ -83,6 +83,7 @@ class VllmServer:
     workdir: Path
     proc: subprocess.Popen[bytes] | None = None
     starts: list[float] = field(default_factory=list)
+    extra: tuple[str, ...] = ()  # more server flags (e.g. a small --max-num-seqs)
 
     @property
     def base_url(self) -> str:
@@ -99,7 +100,7 @@ class VllmServer:
             "--max-model-len", str(MAX_MODEL_LEN), "--dtype", "bfloat16", "--enforce-eager",
             "--host", "127.0.0.1", "--port", str(self.port),
             "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
-            "--otlp-traces-endpoint", self.otlp_endpoint,
+            "--otlp-traces-endpoint", self.otlp_endpoint, *self.extra,
         ]  # fmt: skip
 
     def environment(self) -> dict[str, str]:
