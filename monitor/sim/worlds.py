@@ -10,7 +10,8 @@ cluster runs (dcgm-exporter's default set, its profiling set, or AMD's). Probes 
 any other, through the same queue, with a client-side front (network, proxy, the API server's
 preprocessing), retries and tool rounds.
 
-A world's fault starts at ``onset`` and lasts to the end. :func:`simulate` returns what the store
+The pool itself is :mod:`monitor.sim.world_pool`. A world's fault starts at ``onset`` and lasts to
+the end (or to ``until``). :func:`simulate` returns what the store
 would hold — scrape intervals with vLLM's histograms (its default bucket edges), GPU samples per
 device and probe runs — and :func:`inputs_at` cuts the verdict's :class:`~monitor.bottleneck.
 inputs.Inputs` at any instant, as ``monitor.report.collect_bottleneck`` does from the store.
@@ -24,82 +25,18 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from monitor.bottleneck.inputs import PEAK_WINDOW, GpuPoint, Inputs, Objectives, PoolPoint, ProbeRun
+from monitor.bottleneck.inputs import PEAK_WINDOW, GpuPoint, Inputs, PoolPoint, ProbeRun
 from monitor.bottleneck.tail import SOURCE_METRICS, Sample
 from monitor.scrape.signals import Histogram
+from monitor.sim.world_pool import Load, Pool, Req, World, poisson
 from monitor.vllm_buckets import REQUEST_LATENCY, TIME_TO_FIRST_TOKEN, request_tokens
+
+__all__ = ["SCRAPE", "Held", "Load", "World", "inputs_at", "simulate"]
 
 SCRAPE = 15.0
 PROMPT_EDGES = request_tokens(131072)
-
-
-@dataclass(frozen=True)
-class Load:
-    """Traffic and the pool's own speed (before or after the onset)."""
-
-    rate: float = 4.0  # open-loop arrivals per second (ignored with ``clients``)
-    clients: int | None = None  # a closed loop: this many requests in the pool at all times
-    prompt: float = 2000.0  # median prompt tokens (lognormal, sigma 0.6)
-    output: float = 300.0  # median output tokens (lognormal, sigma 0.4)
-    prefix_hit: float = 0.6  # share of prompt tokens found in the prefix cache
-    network: float = 0.02  # client <-> API server (the proxy's part)
-    tokenize: float = 0.01  # the API server's preprocessing
-    slowdown: float = 1.0  # engine steps this much slower (compute saturation, a straggler GPU)
-    admit_per_second: float | None = None  # a stalling scheduler admits at most this many per s
-    kv_tokens: float = 400_000.0  # KV capacity (tokens)
-    shed: float = 0.0  # share of requests refused with 429 at admission
-    errors: float = 0.0  # share of requests answered 500 (a failing replica behind the gateway)
-    gateway_retry: bool = False  # a gateway retries refused requests (after 1 s)
-    tool_seconds: float = 0.0  # per tool round of an agent probe (3 rounds)
-    outliers: float = 0.0  # share of requests with 0.15-0.23 s more at the proxy (healthy noise)
-    long_share: float = 0.0  # share of requests whose prompt is 20x the median (a mixed class)
-
-
-@dataclass(frozen=True)
-class World:
-    name: str
-    #: acceptable verdicts once the fault holds (the first is the one expected)
-    expect: tuple[str, ...]
-    before: Load = Load()
-    after: Load | None = None  # the fault (None: a healthy world)
-    #: verdicts that must be among the causes too (two causes at once)
-    also: tuple[str, ...] = ()
-    counters: str = "profiling"  # "profiling", "default" (dcgm-exporter defaults), "amd", "none"
-    gpus: int = 8
-    hot_gpu: bool = False  # one GPU of the group pinned at 98 % (a straggler rank)
-    dips: bool = False  # activity dips to 40 % for 4 s of every 20 s
-    slots: int = 64
-    objectives: Objectives = field(default_factory=lambda: Objectives(ttft=2.5, e2e=40.0))
-    tools: bool = False
-    probe_every: float = 30.0
-    probe_timeout: float = 120.0
-    onset: float = 1200.0
-    until: float | None = None  # the fault ends here (None: it lasts to the end)
-    duration: float = 3600.0
-    seed: int = 1
-
-
-@dataclass
-class _Req:
-    arrive: float  # at the engine (after the front)
-    prompt: float
-    output: float
-    probe: bool = False
-    front: float = 0.0  # network + tokenize
-    tokenize: float = 0.0
-    retry: float = 0.0
-    tools: float = 0.0
-    admitted: float | None = None
-    prefill: float = 0.0
-    decode: float = 0.0
-    preempted: int = 0
-
-    @property
-    def done(self) -> float:
-        assert self.admitted is not None
-        return self.admitted + self.prefill + self.decode
 
 
 @dataclass
@@ -135,105 +72,6 @@ _EDGES = {"queue": REQUEST_LATENCY, "prefill": REQUEST_LATENCY, "decode": REQUES
           "e2e": REQUEST_LATENCY, "ttft": TIME_TO_FIRST_TOKEN, "prompt_tokens": PROMPT_EDGES}  # fmt: skip
 
 
-class _Pool:
-    def __init__(self, w: World) -> None:
-        self.w, self.rng = w, random.Random(w.seed)
-        self.queue: list[_Req] = []
-        self.running: list[_Req] = []
-        self.done: list[_Req] = []
-        self.rejections = 0.0
-        self.preemptions = 0.0
-        self.retry_later: list[_Req] = []
-
-    def load(self, t: float) -> Load:
-        w = self.w
-        held = w.after is not None and t >= w.onset and (w.until is None or t < w.until)
-        return w.after if held and w.after is not None else w.before
-
-    def new(self, t: float, probe: bool = False) -> _Req:
-        ld = self.load(t)
-        prompt = min(120_000.0, ld.prompt * math.exp(self.rng.gauss(0, 0.6)))
-        if ld.long_share and self.rng.random() < ld.long_share:
-            prompt = min(120_000.0, prompt * 20)
-        output = max(8.0, ld.output * math.exp(self.rng.gauss(0, 0.4)))
-        front = ld.network * (1 + 0.2 * self.rng.random()) + ld.tokenize * (1 + 0.2 * self.rng.random())
-        if ld.outliers and self.rng.random() < ld.outliers:
-            front += 0.15 + 0.08 * self.rng.random()
-        tools = 3 * ld.tool_seconds * (1 + 0.1 * self.rng.random()) if probe and self.w.tools else 0.0
-        r = _Req(t + front, prompt, output, probe, front, ld.tokenize, tools=tools)
-        return r
-
-    def arrive(self, r: _Req, t: float) -> bool:
-        """Queue ``r`` unless it is refused (then a gateway may retry it); False when refused."""
-        ld = self.load(t)
-        failed = ld.errors and self.rng.random() < ld.errors
-        refused = not failed and ld.shed and self.rng.random() < ld.shed
-        if failed or refused:
-            self.rejections += 1 if refused else 0
-            if ld.gateway_retry:
-                r.retry += 1.0
-                r.arrive += 1.0
-                self.retry_later.append(r)
-                return True
-            return False
-        self.queue.append(r)
-        return True
-
-    def kv_used(self, t: float) -> float:
-        """Tokens held: each running request's prompt and what it decoded so far (vLLM allocates
-        blocks as a request grows, so a full pool preempts rather than refuses)."""
-        held = 0.0
-        for r in self.running:
-            assert r.admitted is not None
-            into = (t - r.admitted - r.prefill) / r.decode if r.decode > 0 else 1.0
-            held += r.prompt + r.output * min(1.0, max(0.0, into))
-        return held
-
-    def step(self, t: float) -> None:
-        ld = self.load(t)
-        for r in [r for r in self.retry_later if r.arrive < t + 1]:  # back within this second
-            self.retry_later.remove(r)
-            self.arrive(r, t)
-        finished = [r for r in self.running if r.done <= t]
-        for r in finished:
-            self.running.remove(r)
-            self.done.append(r)
-        budget = math.inf if ld.admit_per_second is None else ld.admit_per_second
-        if ld.admit_per_second is not None and self.rng.random() < ld.admit_per_second % 1:
-            budget = math.floor(budget) + 1
-        else:
-            budget = math.floor(budget) if budget != math.inf else budget
-        while self.queue and len(self.running) < self.w.slots and budget > 0:
-            r = self.queue[0]
-            if self.running and self.kv_used(t) + r.prompt > 0.99 * ld.kv_tokens:
-                break
-            self.queue.pop(0)
-            budget -= 1
-            fill = (len(self.running) + 1) / self.w.slots
-            r.admitted = max(t, r.arrive)
-            r.prefill = r.prompt * (1 - ld.prefix_hit) / 20_000.0 * ld.slowdown + 0.03
-            r.decode = r.output * 0.03 * (0.7 + 0.6 * fill) * ld.slowdown
-            self.running.append(r)
-        while len(self.running) > 1 and self.kv_used(t) > ld.kv_tokens:
-            victim = max(self.running, key=lambda r: r.admitted or 0.0)  # the newest is preempted
-            self.running.remove(victim)
-            victim.preempted += 1
-            self.preemptions += 1
-            victim.admitted = None
-            self.queue.insert(0, victim)
-
-    def activity(self, t: float) -> float:
-        ld = self.load(t)
-        if ld.slowdown > 1.5 and not self.w.hot_gpu:
-            base = 0.97
-        else:
-            fill = len(self.running) / self.w.slots
-            base = 0.2 + 0.7 * fill if self.running else 0.0
-        if self.w.dips and t >= self.w.onset and t % 20 < 4:
-            base = 0.4
-        return base
-
-
 def _device(values: float, counters: str, running: bool, rng: random.Random) -> dict[str, float]:
     sm = min(1.0, max(0.0, values + rng.gauss(0, 0.015)))
     if counters == "default":  # GPU_UTIL and GR_ENGINE_ACTIVE: any kernel running, a coarse gauge
@@ -249,9 +87,9 @@ def _device(values: float, counters: str, running: bool, rng: random.Random) -> 
 
 def simulate(w: World) -> Held:
     """Run ``w`` for its duration (module docstring)."""
-    pool, held = _Pool(w), Held(w)
+    pool, held = Pool(w), Held(w)
     hist = {k: _Hist(e) for k, e in _EDGES.items()}
-    probes: list[_Req] = []
+    probes: list[Req] = []
     reported: set[int] = set()
     next_probe, next_scrape, clients_t = w.probe_every / 2, SCRAPE, 0.0
     for second in range(int(w.duration)):
@@ -261,7 +99,7 @@ def simulate(w: World) -> Held:
             need = ld.clients - len(pool.queue) - len(pool.running)
             arrivals = max(0, need)
         else:
-            arrivals = _poisson(pool.rng, ld.rate)
+            arrivals = poisson(pool.rng, ld.rate)
         for _ in range(arrivals):
             pool.arrive(pool.new(t + pool.rng.random()), t)
         if t >= next_probe:
@@ -285,16 +123,7 @@ def simulate(w: World) -> Held:
     return held
 
 
-def _poisson(rng: random.Random, lam: float) -> int:
-    k, p, limit = 0, 1.0, math.exp(-lam)
-    while True:
-        p *= rng.random()
-        if p <= limit:
-            return k
-        k += 1
-
-
-def _observe(hist: dict[str, _Hist], r: _Req) -> None:
+def _observe(hist: dict[str, _Hist], r: Req) -> None:
     assert r.admitted is not None
     queue = r.admitted - r.arrive
     hist["queue"].add(queue)
@@ -305,7 +134,7 @@ def _observe(hist: dict[str, _Hist], r: _Req) -> None:
     hist["prompt_tokens"].add(r.prompt)
 
 
-def _interval(pool: _Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
+def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
     ld = pool.load(t)
     histograms = {k: h.histogram() for k, h in hist.items()}
     requests = histograms["e2e"].count
@@ -325,7 +154,7 @@ def _interval(pool: _Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
     return point
 
 
-def _gpu_samples(held: Held, pool: _Pool, t: float) -> None:
+def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
     w = held.world
     if w.counters == "none":
         return
@@ -338,7 +167,7 @@ def _gpu_samples(held: Held, pool: _Pool, t: float) -> None:
         held.gpus.append(GpuPoint("pool", t, f"node-a/{g}", f"GPU-{g:04d}", values))
 
 
-def _probe_results(held: Held, probes: list[_Req], end: float) -> None:
+def _probe_results(held: Held, probes: list[Req], end: float) -> None:
     w = held.world
     for r in probes:
         start = r.arrive - r.front - r.retry
@@ -392,7 +221,3 @@ def inputs_at(held: Held, end: float, window: float = 900.0, recent: float = 300
             (p.running or 0.0 for p in between(held.pool, "end", end - PEAK_WINDOW)), default=None
         ),
     )
-
-
-def healthy(name: str = "healthy", **kw: object) -> World:
-    return replace(World(name, ("none",)), **kw)  # type: ignore[arg-type]
