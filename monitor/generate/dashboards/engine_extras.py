@@ -88,6 +88,13 @@ TAIL_NOTE = (
 )
 
 
+CAUSE_NOTE = (
+    "Every cause the verdict names, with what it costs a request of the tail in seconds and the "
+    "evidence that named it (probes, real-traffic spans, server histograms, server gauges); 0 for "
+    "a cause whose cost is refusals or a growing queue (docs/bottleneck.md)."
+)
+
+
 def _tail_panels(lay: Layout, cls: str, job: str) -> None:
     """Who owns the class's TTFT tail, and the verdict, beside the means above."""
     mine = [(cv.L_JOB, q.eq(job)), (cv.L_CLASS, q.eq(cls))]
@@ -100,6 +107,10 @@ def _tail_panels(lay: Layout, cls: str, job: str) -> None:
                        description=TAIL_NOTE), w=12)  # fmt: skip
     held = Query(f"max by (verdict) ({verdict}) == 1", "{{verdict}}")
     lay.add(timeseries(f"{cls}: bottleneck verdict", [held], description=TAIL_NOTE), w=12)
+    causes = Query(f"max by (verdict, source) ({cv.BOTTLENECK_CAUSE_SECONDS + q.matchers(mine)})",
+                   "{{verdict}} ({{source}})")  # fmt: skip
+    lay.add(timeseries(f"{cls}: causes (seconds in the tail, by evidence)", [causes], unit="s",
+                       description=CAUSE_NOTE), w=24)  # fmt: skip
 
 
 def build_latency(model: Model, banner: str) -> dict[str, Any]:
