@@ -103,3 +103,25 @@ def test_breakdown_of_a_fixture() -> None:
     assert b["prefill"] == pytest.approx(40.60357655025791 / e2e)
     assert b["decode"] == pytest.approx(952.9748339548382 / e2e)
     assert b["other"] >= 0 and sum(b.values()) == pytest.approx(1.0, abs=1e-3)
+
+
+def _rejections(capacity: float, tokens: float) -> str:
+    """vLLM 0.33's frontend queue limits: a counter with ``model_name`` and ``reason``, no engine."""
+    return page(10, 1000, (2, 8, 10)) + (
+        "# TYPE vllm:admission_rejections_total counter\n"
+        f'vllm:admission_rejections_total{{model_name="m",reason="max_num_queued_reqs"}} {capacity}\n'
+        f'vllm:admission_rejections_total{{model_name="m",reason="max_num_queued_tokens"}} {tokens}\n'
+    )
+
+
+def test_admission_rejections_are_read_summed_over_reasons() -> None:
+    """The load-shedding evidence (docs/bottleneck.md): 3 + 1 refused at the first scrape, 10 + 4 at
+    the second: 10 more over the interval, whatever the reason; absent on a page without them."""
+    s = signals("e", rd(_rejections(10, 4), 110.0), rd(_rejections(3, 1), 100.0))
+    assert s.total.admission_rejections == 10
+    assert (
+        signals(
+            "e", rd(page(30, 3000, (5, 20, 30)), 110.0), rd(page(10, 1000, (2, 8, 10)), 100.0)
+        ).total.admission_rejections
+        is None
+    )
