@@ -31,7 +31,7 @@ from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
 
-pytestmark = [pytest.mark.real, pytest.mark.timeout(TIER_TIMEOUT)]
+pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.timeout(TIER_TIMEOUT)]
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS = 16
