@@ -171,7 +171,7 @@ def evaluate_due(
         if fresh:
             store.save_evaluations(fresh)
         assert p.mark is not None
-        store.advance_dirty(p.mark, _still_dirty(p, now, step))
+        store.advance_dirty(p.mark, _still_dirty(p, now, step, max_backfill))
         done.extend(again + fresh)
     done.sort(key=lambda e: (e.slo_id, e.evaluated_at))
     return done
@@ -191,9 +191,15 @@ def _sweep(store: EvaluationStore, model: Model, plans: Sequence[_Plan]) -> list
     return done
 
 
-def _still_dirty(p: _Plan, now: float, step: float) -> float | None:
-    """Where the mark moves once ``p.redo`` is stored: None when it reached the last evaluation."""
-    if not p.redo or p.last is None:
+def _still_dirty(p: _Plan, now: float, step: float, max_backfill: float) -> float | None:
+    """Where the mark moves once ``p.redo`` is stored: None only when every evaluated step it
+    changed has been redone (or lies beyond ``max_backfill``). Steps after the horizon ``now`` —
+    in a fleet, the slowest replica's, often behind the last evaluated step exactly when late
+    writes arrive — stay dirty until a later run reaches them."""
+    if p.last is None or p.mark is None:
         return None
-    through = p.redo[-1]
-    return None if through >= min(p.last, align(now, step)) else through + step
+    if p.redo:
+        through = p.redo[-1]
+        return None if through >= p.last else through + step
+    first = max(math.ceil(p.mark.since / step) * step, align(now - max_backfill, step) + step)
+    return None if first > p.last else p.mark.since

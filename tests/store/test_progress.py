@@ -48,6 +48,33 @@ def test_a_late_write_re_evaluates_the_steps_it_changes(store: Store, model: Mod
     assert evaluate_due(store, model, T0 + 125) == []  # nothing left to do
 
 
+def test_a_late_write_behind_the_fleet_horizon_is_never_lost(store: Store, model: Model) -> None:
+    """Fleet mode evaluates up to the slowest replica's horizon, which falls behind the last
+    evaluated step exactly when late writes arrive. The old evaluator redid the dirty steps up to
+    the horizon and cleared the mark: T0+180 kept (1 good, 1 total) for good, without the late
+    timeout in its 5m window. The mark now stays on the steps the horizon has not reached."""
+    store.apply([probe_op(model, probe(T0 + 10))])
+    for at in (60, 120, 180):
+        evaluate_due(store, model, T0 + at)
+    store.apply([probe_op(model, probe(T0 + 37, reason="timeout"))])  # completes at T0 + 40: late
+    evaluate_due(store, model, T0 + 125)  # the fleet's horizon: behind T0 + 180
+    assert _window(store, T0 + 120) == (1.0, 2.0) and store.any_dirty()
+    evaluate_due(store, model, T0 + 185)
+    assert _window(store, T0 + 180) == (1.0, 2.0) and not store.any_dirty()
+
+
+def test_a_late_write_after_the_horizon_waits_for_it(store: Store, model: Model) -> None:
+    """A late write whose first changed step is after the horizon: nothing can be redone yet, and
+    the mark stays (the old evaluator cleared it: T0+180 never saw the timeout)."""
+    store.apply([probe_op(model, probe(T0 + 10))])
+    for at in (60, 120, 180):
+        evaluate_due(store, model, T0 + at)
+    store.apply([probe_op(model, probe(T0 + 147, reason="timeout"))])  # completes at T0 + 150
+    assert evaluate_due(store, model, T0 + 125) == [] and store.any_dirty()
+    evaluate_due(store, model, T0 + 185)
+    assert _window(store, T0 + 180) == (1.0, 2.0) and not store.any_dirty()
+
+
 def test_a_write_before_anything_was_evaluated_marks_nothing(store: Store, model: Model) -> None:
     store.apply([probe_op(model, probe(T0 + 10))])
     assert not store.any_dirty()
