@@ -104,7 +104,9 @@ def timings_for(
     e2e = max(end - origin, 0.0)
     samples = itl_samples(transcript)
     out = transcript.usage_int("completion_tokens")
-    tpot = (e2e - ttft) / (out - 1) if ttft is not None and out is not None and out > 1 else None
+    # the stream's end and its first chunk are stamped by two clocks (the transport's and the
+    # kernel's): a single-chunk answer can end a few nanoseconds "before" its first token
+    tpot = max(0.0, e2e - ttft) / (out - 1) if ttft is not None and out is not None and out > 1 else None
     queue = _ms(transcript.metrics, "queue_time_ms")
     prefill = _ms(transcript.metrics, "time_to_first_token_ms")
     server_ttft = queue + prefill if queue is not None and prefill is not None else None

@@ -67,6 +67,15 @@ def test_server_metrics_give_queue_prefill_decode_and_network() -> None:
     assert t.tpot is None  # one token: no TPOT
 
 
+def test_no_timing_is_negative_when_the_clocks_disagree() -> None:
+    """The whole answer in one chunk, the stream's end stamped 9 ns before that chunk's arrival
+    (two clocks): TPOT 0, never -8.7e-9 s as the store once held."""
+    pairs = [(10.8, chunk({"content": "abcd"})), (10.8, chunk({}, "stop")), (10.8, usage_chunk(1, 4)),
+             (10.8, DONE)]  # fmt: skip
+    t = run(pairs, end=10.8 - 9e-9)
+    assert t.tpot == 0.0 and t.e2e is not None and t.e2e >= 0 and t.ttft is not None
+
+
 def test_percentile_nearest_rank() -> None:
     assert percentile([], 50) is None
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0
