@@ -13,6 +13,9 @@ alone is the current one, ``deployment:-1`` the one before it). What is compared
   runs with the two-proportion z-test.
 * **Deployments**: each SLO's attainment over the endpoint's events during each deployment's
   lifetime, with the two-proportion z-test.
+
+The verdicts are family-wise: Holm's correction over every tested row of the comparison holds
+"beyond noise anywhere" to 5 % for two runs of one system.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from monitor.contract.check import changed_fields
-from monitor.contract.stats import Difference, percentile_tests, two_proportions
+from monitor.contract.stats import Difference, holm, percentile_tests, two_proportions
 from monitor.errors import UsageError
 from monitor.model import Model
 from monitor.store.replays import StoredRun, run_by_id
@@ -182,12 +185,27 @@ def compare_deployments(session: Session, model: Model, endpoint: str, before: s
 
 
 def compare(session: Session, model: Model, endpoint: str, before: str, after: str) -> Comparison:
-    """Compare two references of the same kind (module docstring)."""
+    """Compare two references of the same kind (module docstring), its verdicts family-wise."""
     kinds = {r.split(":", 1)[0] if ":" in r else "run" for r in (before, after)}
     if kinds == {"run"}:
-        return compare_runs(session, endpoint, before, after)
+        return family_wise(compare_runs(session, endpoint, before, after))
     if kinds == {"deployment"}:
-        return compare_deployments(session, model, endpoint, before, after)
+        return family_wise(compare_deployments(session, model, endpoint, before, after))
     raise UsageError(
         "--before and --after must both be runs (run:ID) or both deployments (deployment:DIGEST)"
     )
+
+
+def family_wise(cmp: Comparison) -> Comparison:
+    """The comparison with Holm's correction over its tested rows (:func:`monitor.contract.stats.
+    holm`), and a note saying so."""
+    tested = sum(1 for _, d in cmp.rows if d.beyond_noise is not None)
+    corrected = holm([d for _, d in cmp.rows])
+    cmp.rows = [(what, d) for (what, _), d in zip(cmp.rows, corrected, strict=True)]
+    if tested > 1:
+        cmp.notes.append(
+            f"verdicts hold 5 % per comparison over its {tested} tested rows (Holm's correction): two "
+            "runs of one system read beyond noise somewhere at most 1 time in 20; the intervals are "
+            "each row's own 95 %"
+        )
+    return cmp

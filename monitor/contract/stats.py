@@ -16,11 +16,17 @@
 * **SLO attainment** (good / total events before and after): the two-proportion z-test with a
   pooled proportion, two-sided at 5 % (|z| > 1.96); with fewer than :data:`MIN_EVENTS` events on
   a side, no verdict.
+* **One comparison, many rows**: a comparison tests about nine rows, and 5 % per row is about a
+  one-in-four chance per comparison that some row reads "beyond noise" by chance. :func:`holm`
+  applies Holm's step-down correction over a comparison's tested rows, so a comparison of two
+  runs of one system says "beyond noise" anywhere at most 5 % of the time (family-wise); each
+  row keeps its own p-value and 95 % interval (tests/contract/test_compare_calibration.py).
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -47,6 +53,7 @@ class Difference:
     high: float | None = None
     beyond_noise: bool | None = None
     why_no_verdict: str = "no test"  # shown when beyond_noise is None
+    p_value: float | None = None  # the row's own two-sided p-value (None: no test)
 
     @property
     def delta(self) -> float | None:
@@ -111,11 +118,11 @@ def exceedance_test(before: Sequence[float], after: Sequence[float], q: float) -
     test = _Hypergeometric(len(pooled), len(after), marked)
     if test.accepted() is None:
         return Difference(*point, why_no_verdict=NOT_ENOUGH)
-    verdict = test.p_value(sum(1 for v in after if v > threshold)) <= ALPHA
+    p = test.p_value(sum(1 for v in after if v > threshold))
     k = _above(pooled, q)
     ok = _Hypergeometric(len(pooled), len(after), k).accepted()
     low, high = _interval(before, after, k, ok) if ok is not None else (None, None)
-    return Difference(*point, low, high, verdict)
+    return Difference(*point, low, high, p <= ALPHA, p_value=p)
 
 
 def percentile_tests(
@@ -136,5 +143,21 @@ def two_proportions(good_b: float, total_b: float, good_a: float, total_a: float
     se = math.sqrt(pb * (1 - pb) / total_b + pa * (1 - pa) / total_a)
     delta = pa - pb
     if se_pooled == 0:
-        return Difference(pb, pa, delta, delta, delta != 0)
-    return Difference(pb, pa, delta - Z_95 * se, delta + Z_95 * se, abs(delta / se_pooled) > Z_95)
+        return Difference(pb, pa, delta, delta, delta != 0, p_value=0.0 if delta != 0 else 1.0)
+    z = abs(delta / se_pooled)
+    p = math.erfc(z / math.sqrt(2.0))
+    return Difference(pb, pa, delta - Z_95 * se, delta + Z_95 * se, z > Z_95, p_value=p)
+
+
+def holm(rows: Sequence[Difference], alpha: float = ALPHA) -> list[Difference]:
+    """``rows`` with their verdicts corrected by Holm's step-down procedure (family-wise ``alpha``):
+    sorted by p-value, the i-th smallest (from 0) of ``m`` tested rows is beyond noise while each
+    before it was and its p-value is at most ``alpha / (m - i)``. Rows without a test are kept."""
+    tested = sorted(
+        (d.p_value, i) for i, d in enumerate(rows) if d.beyond_noise is not None and d.p_value is not None
+    )
+    m, out, rejecting = len(tested), list(rows), True
+    for rank, (p, i) in enumerate(tested):
+        rejecting = rejecting and p <= alpha / (m - rank)
+        out[i] = dataclasses.replace(rows[i], beyond_noise=rejecting)
+    return out
