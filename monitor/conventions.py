@@ -466,6 +466,11 @@ MAINTENANCE_END: Final = "m3mon_maintenance_end_timestamp_seconds"
 #: (its samples' times) overlaps it is excluded, so events of the end's last interval stay out.
 MAINTENANCE_PREVIOUS_START: Final = "m3mon_maintenance_previous_start_timestamp_seconds"
 MAINTENANCE_PREVIOUS_END: Final = "m3mon_maintenance_previous_end_timestamp_seconds"
+#: The rules read the boundary gauges through ``last_over_time(...[MAINTENANCE_MEMORY])``: a failed
+#: scrape of the monitor, or a monitor restart, shorter than this does not end a maintenance for
+#: the rules (an instant read saw no maintenance from the first failed scrape on). The price: a
+#: window removed from the config still excludes for up to this long in the rules.
+MAINTENANCE_MEMORY: Final = "10m"
 MAINTENANCE_LABELS: Final = ("maintenance", "class", "endpoint", "whole_class", "whole_endpoint")
 L_MAINTENANCE: Final = "maintenance"
 #: "true" when the window covers the class on every endpoint serving it (burn alerts are inhibited).

@@ -32,6 +32,7 @@ from monitor.generate.maintenance_rules import maintenance_groups
 from monitor.generate.operational_rules import operational_groups
 from monitor.generate.rules import Alert, Group
 from monitor.generate.self_rules import EVALUATION_STALE_AFTER, probes_stale_after, task_age
+from monitor.generate.sli import boundary
 from monitor.model import Model
 
 #: Labels that tell the replicas of one fleet apart (the target labels of prometheus-fleet.yml).
@@ -64,7 +65,7 @@ def _forms(model: Model) -> dict[str, tuple[str, str, str]]:
     """Alert name → (expression, summary, description) of its fleet form."""
     mon = q.monitor_selector(model.alerting)
     backlog = cv.STORE_BACKLOG + mon
-    starts, ends = (f"max without ({REPLICA_LABELS}, {cv.L_SHARD}) ({m}{mon})"
+    starts, ends = (f"max without ({REPLICA_LABELS}, {cv.L_SHARD}) ({boundary(m + mon)})"
                     for m in (cv.MAINTENANCE_START, cv.MAINTENANCE_END))  # fmt: skip
     return {
         cv.ALERT_MONITOR_DOWN: (

@@ -1,7 +1,9 @@
 """``M3MonMaintenanceInProgress``: an informational alert while a maintenance occurrence holds.
 
 It reads the boundaries the monitor publishes (:mod:`monitor.maintenance.metrics`) exactly as the
-SLO rules do (``start < time() <= end``), one alert per window, class and endpoint. It carries
+SLO rules do (``start < time() <= end``, each boundary's last value within
+:data:`~monitor.conventions.MAINTENANCE_MEMORY`, so a failed scrape of the monitor does not resolve
+it and release the inhibition), one alert per window, class and endpoint. It carries
 severity ``info`` (no pager, no chat route: only the monitor's receiver records it) and exists to
 drive Alertmanager's inhibition (:mod:`monitor.generate.alertmanager`): while it fires with
 ``whole_class="true"`` the class's burn alerts are held back; with ``whole_endpoint="true"`` every
@@ -14,6 +16,7 @@ from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate.rules import Alert, Group
 from monitor.generate.runbooks import Runbook
+from monitor.generate.sli import boundary
 from monitor.model import Model
 
 
@@ -21,7 +24,8 @@ def maintenance_alert(model: Model) -> Alert:
     sel = q.monitor_selector(model.alerting)
     return Alert(
         name=cv.ALERT_MAINTENANCE,
-        expr=f"{cv.MAINTENANCE_START}{sel} < time()\nand\n{cv.MAINTENANCE_END}{sel} >= time()",
+        expr=f"{boundary(cv.MAINTENANCE_START + sel)} < time()\nand\n"
+        f"{boundary(cv.MAINTENANCE_END + sel)} >= time()",
         severity="info",
         summary="Maintenance {{ $labels.maintenance }}: {{ $labels.class }} on {{ $labels.endpoint }}",
         description=(

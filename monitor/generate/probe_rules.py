@@ -28,7 +28,7 @@ from typing import Any
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate.rules import Alert, Group, record
-from monitor.generate.sli import rise
+from monitor.generate.sli import boundary, rise
 from monitor.model import Model
 
 # More than PROBE_FAILURE_RATIO of the endpoint's counted probes failed, and at least
@@ -94,7 +94,7 @@ def _in_maintenance(model: Model) -> str:
         sel = q.monitor_selector(model.alerting, **{cv.L_CLASS: klass.name})
         since = f"time() - {maintenance_margin(model, klass.name)}"
         spans += [
-            f"({end}{sel} > {since}) and ({start}{sel} < time())"
+            f"({boundary(end + sel)} > {since}) and ({boundary(start + sel)} < time())"
             for start, end in (
                 (cv.MAINTENANCE_START, cv.MAINTENANCE_END),
                 (cv.MAINTENANCE_PREVIOUS_START, cv.MAINTENANCE_PREVIOUS_END),

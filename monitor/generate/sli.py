@@ -104,6 +104,13 @@ def sampled_at(c: Cumulative) -> str:
     return f"max by ({TARGET}) (timestamp({c.sampled}))"
 
 
+def boundary(series: str) -> str:
+    """A maintenance boundary gauge as the rules read it: its last value within
+    :data:`~monitor.conventions.MAINTENANCE_MEMORY`, so a failed scrape of the monitor or a short
+    restart does not end a maintenance (docs/maintenance.md)."""
+    return f"last_over_time({series}[{cv.MAINTENANCE_MEMORY}])"
+
+
 def _overlapping(start: str, end: str, since: str, until: str) -> str:
     """Occurrences ``(start, end]`` overlapping the per-endpoint span ``(since, until]``."""
     return (
@@ -122,8 +129,10 @@ def step_in_maintenance(model: Model, slo: SLO) -> str:
     since = f"min by ({cv.L_ENDPOINT}) ({previous(cv.SLO_SAMPLED_RECORD, slo)} and on ({TARGET}) {c.valid})"
     until = f"max by ({cv.L_ENDPOINT}) (timestamp({c.sampled}))"
     sel = q.monitor_selector(model.alerting, **{cv.L_CLASS: slo.request_class})
-    current = _overlapping(cv.MAINTENANCE_START + sel, cv.MAINTENANCE_END + sel, since, until)
-    ended = _overlapping(cv.MAINTENANCE_PREVIOUS_START + sel, cv.MAINTENANCE_PREVIOUS_END + sel, since, until)
+    start, end = boundary(cv.MAINTENANCE_START + sel), boundary(cv.MAINTENANCE_END + sel)
+    current = _overlapping(start, end, since, until)
+    start, end = boundary(cv.MAINTENANCE_PREVIOUS_START + sel), boundary(cv.MAINTENANCE_PREVIOUS_END + sel)
+    ended = _overlapping(start, end, since, until)
     return f"count by ({cv.L_ENDPOINT}) (\n    {current}\n  or\n    {ended}\n)"
 
 

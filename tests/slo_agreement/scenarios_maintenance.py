@@ -9,6 +9,8 @@ exactly in every source, the oracle included); had maintenance been ignored they
 
 from __future__ import annotations
 
+import dataclasses
+
 from tests.slo_agreement.results import BURN_PAGE, BURN_TICKET, EXHAUSTED
 from tests.slo_agreement.streams import (
     Expected,
@@ -114,4 +116,15 @@ OUTAGE_OUTLASTS = Scenario(
     finding="issue 16: the page counts only the events after the window",
 )  # fmt: skip
 
-MAINTENANCE_SCENARIOS = (PROBES_BOUNDARIES, ONE_POOL, POOL_DOWN, OUTAGE_OUTLASTS)
+# (d) As (c), with Prometheus unable to scrape the monitor in minutes 27..28 (a scrape timeout,
+# a restart): the maintenance gauges go stale for two rule evaluations inside the window while
+# the errors run. The store is unaffected, so every number is (c)'s. The old rules read the
+# gauges as instant values: those two steps saw no maintenance and counted 100 errors, and the
+# ticket and exhaustion came at minute 27, inside the window (issue 41).
+MONITOR_UNSCRAPED = dataclasses.replace(
+    OUTAGE_OUTLASTS, name="maint-monitor-unscraped",
+    about="as maint-outage-outlasts, the monitor unscraped in minutes 27..28 (inside the window)",
+    monitor_down=(27, 29), finding="issue 41: a failed scrape of the monitor does not end a maintenance",
+)  # fmt: skip
+
+MAINTENANCE_SCENARIOS = (PROBES_BOUNDARIES, ONE_POOL, POOL_DOWN, OUTAGE_OUTLASTS, MONITOR_UNSCRAPED)

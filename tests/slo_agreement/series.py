@@ -96,10 +96,11 @@ def _maintenance(timeline: Timeline, scn: Scenario, w: Window, wanted: set[str])
                           ("whole_class", whole_class), ("whole_endpoint", "true"))  # fmt: skip
         published = ((MAINTENANCE_START, MAINTENANCE_END, range(min(w.end, scn.minutes) + 1)),
                      (PREVIOUS_START, PREVIOUS_END, range(w.end + 1, min(w.end + 60, scn.minutes) + 1)))  # fmt: skip
+        down = range(*scn.monitor_down) if scn.monitor_down is not None else range(0)
         for start_name, end_name, minutes in published:
             for name, value in ((start_name, w.start * 60.0), (end_name, w.end * 60.0)):
                 if name in wanted:
-                    for m in minutes:
+                    for m in (m for m in minutes if m not in down):
                         _add(timeline, scn.minutes, m, [(name, (), value)], target)
 
 

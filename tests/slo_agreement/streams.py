@@ -160,6 +160,9 @@ class Scenario:
     limits: tuple[SLODef, ...] = ()  # more latency SLOs of the class, not compared: goodput's limits
     extra_checks: tuple[int, ...] = field(default=())
     maintenance: tuple[Window, ...] = ()
+    #: minutes [first, last) in which Prometheus cannot scrape the monitor (a scrape timeout, a
+    #: monitor restart): its maintenance gauges go stale there; its store is unaffected
+    monitor_down: tuple[int, int] | None = None
     expected: Expected | None = None
 
     @property
