@@ -204,6 +204,11 @@ def sqlite_beside(url: str, folder: Path) -> str:
     return f"{scheme}:///{os.path.abspath(folder / path)}{query}{args}"
 
 
+#: The shortest ``storage.retention``: windows' heads need their raw slices, and late readings
+#: a day of stored readings (monitor.store.retention.KEEP_READINGS).
+MIN_RETENTION = 86400.0
+
+
 class StorageSpec(_Strict):
     url: str = "sqlite:///m3mon.db"
     retention: Duration = 14 * 86400.0
@@ -216,6 +221,16 @@ class StorageSpec(_Strict):
         problem = storage_url_problem(value)
         if problem is not None:
             raise ValueError(problem)
+        return value
+
+    @field_validator("retention")
+    @classmethod
+    def _retention(cls, value: float) -> float:
+        if value < MIN_RETENTION:
+            raise ValueError(
+                f"keep raw rows at least 1d (got {value:g}s): a window's ragged first hour is "
+                "counted from its raw slices, and a late scrape reading splits its interval for a day"
+            )
         return value
 
 

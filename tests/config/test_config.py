@@ -42,6 +42,8 @@ EXPECTED = {
     "not_a_mapping": ": expected a mapping with 'version: m3mon/v1' at the top level",
     "not_yaml": ":4: not valid YAML: expected <block end>, but found '<block mapping start>'",
     "objective_out_of_range": ":13: request_classes[0].slos[0].objective: input should be less than 100, got 100",
+    "retention_too_short": ":14: storage.retention: keep raw rows at least 1d (got 5400s): a window's ragged "
+    "first hour is counted from its raw slices, and a late scrape reading splits its interval for a day",
     "threshold_without_unit": ":14: request_classes[0].slos[1].threshold: a latency needs its unit, e.g. 100ms or 100s; got the bare number 100",
     "threshold_on_availability": ":13: request_classes[0].slos[0]: sli availability takes no threshold",
     "unknown_class_ref": ":6: endpoints[0].classes[1]: unknown request class 'chat-64k'; known: chat-32k",
