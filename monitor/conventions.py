@@ -174,7 +174,8 @@ CONFIG_RELOADS: Final = "m3mon_config_reloads_total"
 PROCESS_START_TIME: Final = "process_start_time_seconds"
 L_TASK: Final = "task"
 L_RECEIVER: Final = "receiver"
-JOB_RESULTS: Final = ("success", "failure", "skipped")
+#: ``missed``: the run could not start, the task's earlier runs still held every slot it allows.
+JOB_RESULTS: Final = ("success", "failure", "skipped", "missed")
 TASK_EVALUATE: Final = "evaluate"
 #: The bottleneck verdict of every class, from the store (docs/bottleneck.md).
 TASK_ASSESS: Final = "assess"

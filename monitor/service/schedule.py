@@ -5,23 +5,27 @@
 ``report``. :class:`Tracked` wraps each job: a job never raises into the scheduler, every run is
 counted as success, failure or skipped with the time of the last success, its CPU is counted by
 kind (:mod:`monitor.service.cpu`), blocking jobs run in a worker thread, and on shutdown running
-jobs get a grace period before only they are cancelled.
+jobs get a grace period before only they are cancelled. A class's probe rounds may overlap
+(:func:`rounds_in_flight`), so a slow endpoint is probed at its configured rate; a run that
+cannot start because its earlier runs hold every slot is counted (``result="missed"``) and logged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from apscheduler.events import EVENT_JOB_SUBMITTED, JobSubmissionEvent
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_SUBMITTED, JobSubmissionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from monitor import conventions as cv
+from monitor.model import RequestClass
 from monitor.service.cpu import kind_of
 from monitor.service.jobs import SKIPPED, Jobs
 from monitor.service.metrics import ServiceMetrics
@@ -38,6 +42,8 @@ HEALTH_EVERY = 15.0
 #: next-run time now past) silently skipped the run, and a class probed hourly went unprobed for
 #: an hour. ``coalesce`` makes several missed runs one; ``max_instances=1`` never overlaps a job.
 JOB_DEFAULTS: dict[str, Any] = {"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
+#: Probe rounds of one class in flight at once, at most (:func:`rounds_in_flight`).
+MAX_ROUNDS = 8
 
 
 def new_scheduler(metrics: ServiceMetrics) -> AsyncIOScheduler:
@@ -49,8 +55,21 @@ def new_scheduler(metrics: ServiceMetrics) -> AsyncIOScheduler:
         due = event.scheduled_run_times[-1]  # coalesced: the latest of the missed times
         metrics.started(event.job_id, (datetime.now(UTC) - due).total_seconds())
 
+    def missed(event: JobSubmissionEvent) -> None:
+        metrics.ran(event.job_id, "missed", time.time())
+        log.warning("%s: a run could not start, its earlier runs still hold every slot", event.job_id)
+
     scheduler.add_listener(submitted, EVENT_JOB_SUBMITTED)
+    scheduler.add_listener(missed, EVENT_JOB_MAX_INSTANCES)
     return scheduler
+
+
+def rounds_in_flight(request_class: RequestClass) -> int:
+    """How many probe rounds of a class may run at once: enough that a round whose probes wait
+    out their timeout never keeps the next round from starting on time (a slow endpoint is probed
+    at the configured rate, its slow answers counted, not skipped), at most :data:`MAX_ROUNDS`."""
+    plan = request_class.probe
+    return max(1, min(MAX_ROUNDS, math.ceil(plan.timeout / plan.interval) + 1))
 
 
 def _soon(seconds: float) -> datetime:
@@ -135,8 +154,8 @@ def plan(
         add(f"health:{ep.name}", jobs.health, 0.2, trigger="interval", seconds=HEALTH_EVERY, args=[ep])
     for cls in model.classes:
         first = 1.0 + random.uniform(0, cls.probe.jitter)
-        add_slotted(cv.probe_task(cls.name), jobs.probe, first, cls.probe.interval,
-                    jitter=cls.probe.jitter, args=[cls.name])  # fmt: skip
+        add_slotted(cv.probe_task(cls.name), jobs.probe, first, cls.probe.interval, jitter=cls.probe.jitter,
+                    args=[cls.name], max_instances=rounds_in_flight(cls))  # fmt: skip
     add(
         cv.TASK_EVALUATE,
         jobs.evaluate,

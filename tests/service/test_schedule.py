@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import yaml
 from apscheduler.job import Job
@@ -13,7 +16,7 @@ from prometheus_client import CollectorRegistry
 
 from monitor.model import load_model
 from monitor.service.metrics import ServiceMetrics
-from monitor.service.schedule import new_scheduler
+from monitor.service.schedule import new_scheduler, rounds_in_flight
 from monitor.service.service import Service
 from monitor.store.migrate import upgrade
 
@@ -109,6 +112,52 @@ def test_the_service_plans_on_the_late_tolerant_scheduler(tmp_path: Path) -> Non
     finally:
         service.store.close()
     assert {j.id for j in jobs} >= {"evaluate", "probe:interactive-32k"}
+    classes = {f"probe:{c.name}": c for c in service.model.classes}
     for job in jobs:
         assert job.misfire_grace_time is None, job.id
-        assert job.coalesce and job.max_instances == 1, job.id
+        rounds = rounds_in_flight(classes[job.id]) if job.id in classes else 1
+        assert job.coalesce and job.max_instances == rounds, job.id
+    # a class probed every 5 min with a 300 s timeout: two rounds at once, so the next starts on time
+    assert next(j for j in jobs if j.id == "probe:repo-analysis-128k").max_instances == 2
+
+
+def test_a_slow_round_does_not_keep_the_next_from_starting() -> None:
+    """Issue 41: a class's probe round that waits on a slow endpoint held its one job slot, so
+    rounds were skipped (50-70 s apart instead of 15 s on a real vLLM under overload): fewer
+    probe events exactly while the endpoint was slow. A round here takes 2.5 s at a 1 s interval
+    and a 5 s timeout: the rounds start every second (the old single slot: a start only once the
+    previous round ended), and a run that cannot start is counted as missed."""
+    registry = CollectorRegistry()
+    metrics = ServiceMetrics(registry)
+    metrics.plan(["probe:slow", "probe:one-slot"])
+    cls = load_model(EXAMPLE).classes[0]
+    slow = dataclasses.replace(cls, probe=dataclasses.replace(cls.probe, interval=1.0, timeout=5.0))
+    starts: dict[str, list[float]] = {"probe:slow": [], "probe:one-slot": []}
+
+    def job(task: str) -> Any:
+        async def run() -> None:
+            starts[task].append(time.monotonic())
+            with contextlib.suppress(asyncio.CancelledError):  # the shutdown below cancels it
+                await asyncio.sleep(2.5)
+
+        return run
+
+    async def main() -> None:
+        sched = new_scheduler(metrics)
+        due = datetime.now(UTC) + timedelta(seconds=0.2)
+        sched.add_job(job("probe:slow"), "interval", seconds=1, next_run_time=due, id="probe:slow",
+                      max_instances=rounds_in_flight(slow))  # fmt: skip
+        sched.add_job(job("probe:one-slot"), "interval", seconds=1, next_run_time=due, id="probe:one-slot")
+        sched.start()
+        try:
+            await asyncio.sleep(4.0)
+        finally:
+            sched.shutdown(wait=False)
+
+    asyncio.run(main())
+    assert rounds_in_flight(slow) == 6
+    assert len(starts["probe:slow"]) >= 3, starts
+    assert len(starts["probe:one-slot"]) <= 2 < len(starts["probe:slow"]), starts
+    missed = registry.get_sample_value("m3mon_job_runs_total", {"task": "probe:one-slot", "result": "missed"})
+    assert missed is not None and missed >= 2
+    assert registry.get_sample_value("m3mon_job_runs_total", {"task": "probe:slow", "result": "missed"}) == 0
