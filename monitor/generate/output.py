@@ -77,6 +77,10 @@ def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str
     return files
 
 
+#: Mode of every generated file: readable by the services that mount them, writable by their owner.
+READABLE = 0o644
+
+
 def write_files(files: dict[str, str], out_dir: Path) -> list[Path]:
     """Write ``files`` under ``out_dir`` (each atomically); return the paths written."""
     written = []
@@ -87,6 +91,9 @@ def write_files(files: dict[str, str], out_dir: Path) -> list[Path]:
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
+            # mkstemp makes 0600; Prometheus and Alertmanager (user nobody) and Grafana (uid 472)
+            # read these files from a mounted volume
+            os.chmod(tmp, READABLE)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

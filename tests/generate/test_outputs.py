@@ -84,6 +84,19 @@ def test_at_most_16_recording_rules_per_slo(generated: Path) -> None:
     assert len(records) <= MAX_RECORDS_PER_SLO * len(model.slos)
 
 
+def test_every_file_is_readable_by_the_services_that_mount_it(generated: Path) -> None:
+    """Issue 42: files were written 0600, unreadable by Prometheus and Alertmanager (user nobody)
+    and Grafana (uid 472) through compose.yaml's mounts."""
+    modes = {
+        p.relative_to(generated).as_posix(): p.stat().st_mode & 0o777
+        for p in generated.rglob("*")
+        if p.is_file()
+    }
+    assert modes and all(mode & 0o444 == 0o444 for mode in modes.values()), {
+        k: oct(m) for k, m in modes.items() if m & 0o444 != 0o444
+    }
+
+
 def test_files_carry_the_do_not_edit_banner(generated: Path) -> None:
     for f in [
         *(generated / "alerts").rglob("*.yml"),
