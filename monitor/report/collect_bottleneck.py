@@ -55,12 +55,13 @@ def timing(name: str) -> ColumnElement[float]:
     return column
 
 
-def _runs(session: Session, start: float, end: float) -> dict[str, list[ProbeRun]]:
-    """Every probe run completed in (start, end], per class."""
+def _runs(session: Session, start: float, end: float, longest: float) -> dict[str, list[ProbeRun]]:
+    """Every probe run completed in (start, end], per class (``longest``: the longest a run takes,
+    so only runs started after ``start - longest`` are read)."""
     done = func.coalesce(P.extra["completed_at"].as_float(), P.started_at + func.coalesce(P.e2e, 0.0))
     q = select(P.request_class, done, timing("retry_seconds"), P.status_code, P.extra[("timings", "retries")])
     out: dict[str, list[ProbeRun]] = {}
-    rows: Any = session.execute(q.where(done > start, done <= end))
+    rows: Any = session.execute(q.where(P.started_at > start - longest, done > start, done <= end))
     for cls, at, retry, status, reasons in rows:
         why = reasons if isinstance(reasons, list) else []
         shed = status in SHED_STATUS or SHED_RETRY in why
@@ -75,6 +76,14 @@ def _pool(session: Session, endpoints: Sequence[str], start: float, end: float) 
                   r.admission_rejections, r.prefix_cache_hit_rate, stored_histograms(r.histograms or {}))
         for r in session.scalars(q.order_by(SI.end))
     ]  # fmt: skip
+
+
+def _longest_run(model: Model) -> float:
+    """The longest a probe run can take: its class's timeout for each attempt, and a minute of
+    backoff and slack."""
+    return max(
+        (c.probe.timeout * (1 + c.probe.retry.max_retries) + 60.0 for c in model.classes), default=60.0
+    )
 
 
 def _running_peak(session: Session, endpoints: Sequence[str], start: float, end: float) -> float | None:
@@ -105,7 +114,8 @@ def _traffic(model: Model, session: Session, start: float, end: float) -> list[S
     from monitor.report.collect_traffic import spans_in
 
     judge = SpanJudge(model)
-    spans = spans_in(session, start, end, TRAFFIC_TRACES)
+    # a probe's spans end within its timeout of its start: older probes cannot own these spans
+    spans = spans_in(session, start, end, TRAFFIC_TRACES, start - _longest_run(model))
     return traffic_samples(by_trace(spans), lambda s: judge.request_class(s)[0])
 
 
@@ -130,7 +140,7 @@ def verdicts(
     """Each class's verdict at ``end`` (``probes``: the tail window's samples, when already read)."""
     start = end - window
     samples = list(probes) if probes is not None else _probes(model, session, start, end)
-    runs = _runs(session, start, end)
+    runs = _runs(session, start, end, _longest_run(model))
     traffic = _traffic(model, session, end - recent, end)
     out = []
     for rc in model.classes:

@@ -34,10 +34,13 @@ COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.t
 MAX_TRACES = 50_000
 
 
-def spans_in(session: Session, start: float, end: float, most: int | None = None) -> Iterator[ServerSpan]:
+def spans_in(
+    session: Session, start: float, end: float, most: int | None = None, probes_since: float | None = None
+) -> Iterator[ServerSpan]:
     """The spans of real traffic's traces in (start, end]: at most ``most`` traces (default
-    :data:`MAX_TRACES`), the uniform sample of the smallest trace ids."""
-    inside = real_traffic(start, end)
+    :data:`MAX_TRACES`), the uniform sample of the smallest trace ids (``probes_since``:
+    :func:`~monitor.store.queries.real_traffic`'s)."""
+    inside = real_traffic(start, end, probes_since)
     limit = MAX_TRACES if most is None else most
     traces = select(S.trace_id).where(*inside).distinct().order_by(S.trace_id).limit(limit)
     q = select(*COLUMNS).where(*inside, S.trace_id.in_(traces))

@@ -239,11 +239,16 @@ def daily_latency(session: Session, start: float, end: float) -> list[DailyLaten
     return [DailyLatency(c, d, m, len(v), *_percentiles(v)) for (c, d, m), v in sorted(samples.items())]
 
 
-def real_traffic(start: float, end: float) -> tuple[ColumnElement[bool], ...]:
+def real_traffic(
+    start: float, end: float, probes_since: float | None = None
+) -> tuple[ColumnElement[bool], ...]:
     """The ``server_spans`` of real traffic in ``(start, end]``: ended in it, in no probe's trace
     (the one population the report's goodput section, its real-traffic tail and the contract's
-    context use count)."""
+    context use count). ``probes_since``: only probes started after it can own those spans (a
+    short window's read need not scan every stored probe)."""
     probe_traces = select(ProbeResultRow.trace_id).where(ProbeResultRow.trace_id.is_not(None))
+    if probes_since is not None:
+        probe_traces = probe_traces.where(ProbeResultRow.started_at > probes_since)
     return (
         ServerSpanRow.end_time > start,
         ServerSpanRow.end_time <= end,
