@@ -210,26 +210,32 @@ class Jobs:
         self.probe_outcomes.update("ok" if r.ok else (r.reason or "unknown") for r in results)
         return results
 
-    def assess(self) -> tuple[Verdict, ...]:
+    def assess(self) -> tuple[Verdict, ...] | Skipped:
         """Every class's bottleneck verdict now, from the store — the computation ``m3mon slo
         status`` and the report make (docs/bottleneck.md) — published on the exporter. When the
-        store cannot be read the classes' verdict series are withdrawn: no verdict rather than a
-        stale one."""
+        store cannot be read (or the writer found the database away: its evidence is in the spool)
+        the classes' verdict series are withdrawn: no verdict rather than a stale one."""
         from monitor.report.collect_bottleneck import verdicts
 
+        if self.writer.database_away:
+            self._withdraw()
+            return SKIPPED
         try:
             with self.store.session() as session:
                 found = verdicts(self.model, session, self.clock())
         except SQLAlchemyError as exc:
             log.warning("bottleneck verdict: the store could not be read (%s); verdicts withdrawn", exc)
-            for cls in list(self.verdicts):
-                self.exporter.bottleneck.forget(cls)
-            self.verdicts.clear()
+            self._withdraw()
             return ()
         for v in found:
             self.verdicts[v.request_class] = v
             self.exporter.bottleneck.publish(v)
         return found
+
+    def _withdraw(self) -> None:
+        for cls in list(self.verdicts):
+            self.exporter.bottleneck.forget(cls)
+        self.verdicts.clear()
 
     async def _claimed(self, class_name: str, slot: int) -> Callable[[PlannedProbe], bool] | None:
         assert self.fleet is not None
