@@ -13,6 +13,7 @@ status`` said ``proxy_bound``.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -31,7 +32,16 @@ from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
 
-pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.timeout(TIER_TIMEOUT)]
+#: Two minutes of a saturated vLLM take the whole of a 2-core CI machine: beside it, other soaks
+#: missed their own timeouts (tests/generate/test_dashboards_no_nan's Prometheus fixture, 180 s).
+#: Opt in with M3MON_VERDICT_OVERLOAD=1 (with M3MON_REAL_VLLM=1), alone: `make test-real-vllm`.
+OVERLOAD = os.environ.get("M3MON_VERDICT_OVERLOAD", "") not in ("", "0")
+pytestmark = [
+    pytest.mark.real,
+    pytest.mark.slow,
+    pytest.mark.timeout(TIER_TIMEOUT),
+    pytest.mark.skipif(not OVERLOAD, reason="set M3MON_VERDICT_OVERLOAD=1: saturates the machine"),
+]
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS = 16
