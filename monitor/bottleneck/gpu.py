@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import median
 
 from monitor.bottleneck.inputs import GpuPoint
 
@@ -141,18 +142,12 @@ class GpuWindow:
         counter = COUNTER_NAMES.get(h.because or h.counter or "", h.because or h.counter or "activity")
         level = f" {h.activity:.0%}" if h.activity is not None and h.because in (None, h.counter) else ""
         others = [d.activity for d in self.devices if d is not h and d.activity is not None]
-        rest = f"; the other {len(others)} median {_median(others):.0%}" if others else ""
+        rest = f"; the other {len(others)} median {median(others):.0%}" if others else ""
         state = (
             "has room" if not self.saturated else "busy" if h.busy_share >= MAJORITY else "near saturation"
         )
         return (f"hottest GPU {h.device} {state} ({counter}{level}, busy at "
                 f"{h.busy_share:.0%} of {h.samples} samples{rest})")  # fmt: skip
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    n = len(ordered)
-    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
 
 
 def gpu_window(points: Sequence[GpuPoint], start: float, end: float) -> GpuWindow:
@@ -173,7 +168,7 @@ def gpu_window(points: Sequence[GpuPoint], start: float, end: float) -> GpuWindo
                 uuid=rows[-1].uuid,
                 samples=len(rows),
                 busy_share=len(busy) / len(rows),
-                activity=_median([v for _, v in acts]) if acts else None,
+                activity=median([v for _, v in acts]) if acts else None,
                 counter=acts[-1][0] if acts else None,
                 because=because,
                 busy_now=reasons[-1] is not None,

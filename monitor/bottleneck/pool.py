@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import median
 
 from monitor.bottleneck.inputs import PoolPoint
 from monitor.scrape.residency import kv_residency
@@ -59,14 +60,6 @@ def _per_endpoint(points: Sequence[PoolPoint]) -> dict[str, list[PoolPoint]]:
 def _sum(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return sum(present) if present else None
-
-
-def _median(values: Sequence[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    n = len(ordered)
-    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
 
 
 @dataclass(frozen=True)
@@ -208,7 +201,7 @@ def pool_window(
         rejections=_sum([p.admission_rejections for p in now]),
         preemptions=_sum([p.preemptions for p in now]),
         preempting_intervals=sum(1 for p in now if p.preemptions),
-        kv_usage=_median(kv),
+        kv_usage=median(kv) if kv else None,
         kv_now=max(by_time[max(by_time)]) if by_time else None,
         eviction_before_reuse=_eviction(now),
         prefix_hit=_hit_rate(now),
