@@ -100,3 +100,18 @@ def test_a_quiet_pool_says_what_it_lacks(judged: dict[str, Judged]) -> None:
     _, last = judged["very-low-traffic"].verdicts[-1]
     assert last.verdict == "insufficient_evidence"
     assert "20 needed" in last.reason and "server's histograms" in last.reason
+
+
+@pytest.mark.parametrize("name", ["healthy-busy", "gpu-saturated-dips", "kv-pressure", "slow-proxy"])
+def test_the_verdict_holds_off_the_scrape_grid(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service assesses on its own 15 s grid, not the scrapes': evaluated 7 s after each
+    scrape, a control still reads the same all hour and a fault is named and holds."""
+    import monitor.sim.verdict_matrix as vm
+
+    monkeypatch.setattr(vm, "START", vm.START + 7.0)
+    r = judge(BY_NAME[name])
+    assert r.false_before == 0 and r.wrong_after == 0
+    if r.world.after is None:
+        assert r.flips == 0
+    else:
+        assert r.time_to_verdict is not None and r.time_to_verdict <= 120.0
