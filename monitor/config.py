@@ -271,6 +271,9 @@ class AlertingSpec(_Strict):
     grafana_url: Annotated[str, Field(pattern=r"^https?://")] = "http://127.0.0.1:3000"
     prometheus_job_vllm: str = "vllm"
     prometheus_job_monitor: str = "m3mon"
+    #: A trace viewer's URL for one trace, ``{trace_id}`` in it (Jaeger: ``http://jaeger:16686/trace/{trace_id}``;
+    #: Tempo in Grafana Explore): `m3mon traces` and the report's incidents link each request there.
+    trace_url: Annotated[str, Field(pattern=r"^https?://.*\{trace_id\}")] | None = None
 
 
 class SMTPSpec(_Strict):

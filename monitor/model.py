@@ -174,6 +174,13 @@ class Alerting:
     job_vllm: str
     job_monitor: str
     grafana_url: str = "http://127.0.0.1:3000"
+    trace_url: str | None = None
+
+    def trace_link(self, trace_id: str | None) -> str | None:
+        """The trace viewer's link for ``trace_id`` (None without a ``trace_url`` or a trace id)."""
+        if self.trace_url is None or not trace_id:
+            return None
+        return self.trace_url.replace("{trace_id}", trace_id)
 
 
 @dataclass(frozen=True)
@@ -346,6 +353,7 @@ def build_model(
         monitor_receiver_url=a.monitor_receiver_url,
         runbook_base_url=a.runbook_base_url.rstrip("/"),
         grafana_url=a.grafana_url.rstrip("/"),
+        trace_url=a.trace_url,
         job_vllm=a.prometheus_job_vllm,
         job_monitor=a.prometheus_job_monitor,
     )

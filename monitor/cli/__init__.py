@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "probe",
     "db",
     "slo",
+    "traces",
     "generate",
     "report",
     "demo",
