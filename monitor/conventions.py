@@ -357,6 +357,9 @@ VLLM_SPEC_ACCEPTED: Final = "vllm:spec_decode_num_accepted_tokens_total"
 VLLM_SPEC_ACCEPTED_PER_POS: Final = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 VLLM_CACHE_CONFIG_INFO: Final = "vllm:cache_config_info"
 
+#: The exemplar label of the probe latency histograms' observations (OpenMetrics; Grafana's default).
+EXEMPLAR_TRACE_ID = "trace_id"
+
 # --- alert names (m3mon generate; runbooks, promtool tests and the report quote them) ----------
 
 ALERT_BURN_PAGE: Final = "SLOErrorBudgetBurnPage"

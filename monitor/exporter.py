@@ -12,6 +12,7 @@ Prometheus scrapes vLLM itself.
 from __future__ import annotations
 
 from prometheus_client import (
+    CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Gauge,
     GCCollector,
@@ -20,6 +21,7 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.openmetrics import exposition as openmetrics
 
 from monitor.bottleneck.metrics import BottleneckMetrics
 from monitor.conventions import HEALTH_UP, L_ENDPOINT
@@ -104,6 +106,15 @@ class Exporter:
     def render(self) -> bytes:
         """The exposition text (Prometheus text format 0.0.4)."""
         return generate_latest(self.registry)
+
+    def render_for(self, accept: str) -> tuple[bytes, str]:
+        """The exposition and its content type for a scraper's ``Accept`` header: OpenMetrics when
+        it asks for it (Prometheus does by default), which carries the probe histograms' exemplars
+        (each bucket's latest trace id), else the Prometheus text format 0.0.4."""
+        if "application/openmetrics-text" in accept:
+            text: bytes = openmetrics.generate_latest(self.registry)  # type: ignore[no-untyped-call]
+            return text, openmetrics.CONTENT_TYPE_LATEST
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
 def _children(gauge: Gauge) -> set[tuple[str, ...]]:

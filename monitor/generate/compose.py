@@ -156,7 +156,12 @@ def _core(model: Model) -> dict[str, Any]:
         "prometheus": {
             "image": PROMETHEUS_IMAGE,
             "network_mode": "host",
-            "command": ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.retention.time=35d"],
+            # exemplar storage: the probe histograms' trace ids (Grafana links a latency point to its trace)
+            "command": [
+                "--config.file=/etc/prometheus/prometheus.yml",
+                "--storage.tsdb.retention.time=35d",
+                "--enable-feature=exemplar-storage",
+            ],
             "volumes": [
                 "./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro",
                 "./alerts:/etc/prometheus/rules:ro",
@@ -245,6 +250,7 @@ def _fleet(model: Model, core: dict[str, Any]) -> dict[str, Any]:
     prometheus["command"] = [
         "--config.file=/etc/prometheus/prometheus.yml",
         "--storage.tsdb.retention.time=35d",
+        "--enable-feature=exemplar-storage",
         f"--web.listen-address=127.0.0.1:{FLEET_PROMETHEUS_PORT}",
     ]
     prometheus["volumes"] = [

@@ -158,7 +158,7 @@ class ProbeMetrics:
         for sli, histogram in (("ttft", self.ttft), ("tpot", self.tpot), ("e2e", self.e2e),
                                ("queue_time", self.queue), ("itl", self.itl),
                                ("stall", self.longest_gap)):  # fmt: skip
-            _observe_all(histogram, key, result.sli_samples(sli))
+            _observe_all(histogram, key, result.sli_samples(sli), result.trace_id)
         _observe_all(self.chunk_gap, key, [g.seconds for g in t.chunk_gaps])
         if t.network is not None:
             self.network.labels(*key).observe(max(t.network, 0.0))
@@ -166,7 +166,9 @@ class ProbeMetrics:
         for stage, seconds in stage_seconds(t).items():
             self.stage_seconds.labels(result.request_class, stage).inc(max(seconds, 0.0))
         for cache in LONG_PROMPT_CACHE_STATES:
-            _observe_all(self.long_prompt_ttft, (*key, cache), result.sli_samples(f"ttft_{cache}"))
+            _observe_all(
+                self.long_prompt_ttft, (*key, cache), result.sli_samples(f"ttft_{cache}"), result.trace_id
+            )
 
     def observe_all(self, results: Iterable[ProbeResult]) -> None:
         for result in results:
@@ -184,15 +186,19 @@ def stage_seconds(t: Timings) -> dict[str, float]:
     return {stage: v for stage, v in parts.items() if v is not None}
 
 
-def _observe_all(histogram: Histogram, labels: tuple[str, ...], values: Iterable[float]) -> None:
+def _observe_all(
+    histogram: Histogram, labels: tuple[str, ...], values: Iterable[float], trace_id: str | None = None
+) -> None:
     """Observe ``values`` in the child of ``labels``, creating it only with a value to observe (an
     empty histogram of a kind that never measures this, e.g. tool turnaround of a chat probe,
-    would be a series of zeros whose panels read 0/0 = NaN)."""
+    would be a series of zeros whose panels read 0/0 = NaN). With ``trace_id``, each observation
+    carries it as an OpenMetrics exemplar (``trace_id``: Grafana links a bucket to the trace)."""
     child = None
+    exemplar = {cv.EXEMPLAR_TRACE_ID: trace_id} if trace_id else None
     for value in values:
         if child is None:  # one label lookup per run, not per value
             child = histogram.labels(*labels)
-        child.observe(value)
+        child.observe(value, exemplar)
 
 
 def targets(model: Model) -> list[tuple[str, str, str]]:

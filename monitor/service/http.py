@@ -1,7 +1,7 @@
 """The service's HTTP surface.
 
 =================  ======================================================================
-``/metrics``       the exporter
+``/metrics``       the exporter (OpenMetrics with exemplars when the scraper asks for it)
 ``/alertmanager``  Alertmanager webhooks (POST) -> incidents
 ``/v1/traces``     OTLP/HTTP trace export (POST) -> vLLM request spans
 ``/-/healthy``     200 while the process answers (``/healthz`` is the same)
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -48,8 +47,9 @@ class Control(Protocol):
 def make_app(exporter: Exporter, jobs: Jobs, control: Control) -> Starlette:
     receivers = Receivers(exporter, jobs)
 
-    async def metrics(_: Request) -> Response:
-        return Response(exporter.render(), media_type=CONTENT_TYPE_LATEST)
+    async def metrics(request: Request) -> Response:
+        body, content_type = exporter.render_for(request.headers.get("accept", ""))
+        return Response(body, media_type=content_type)
 
     async def healthy(_: Request) -> Response:
         return PlainTextResponse("m3mon is Healthy.\n")

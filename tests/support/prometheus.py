@@ -31,13 +31,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_prometheus(config: dict[str, Any], tmp: Path, ready_timeout: float = 30.0) -> Iterator[str]:
-    """Prometheus with ``config`` (written to ``tmp``); yields its base URL once ready."""
+def running_prometheus(
+    config: dict[str, Any], tmp: Path, ready_timeout: float = 30.0, extra_args: tuple[str, ...] = ()
+) -> Iterator[str]:
+    """Prometheus with ``config`` (written to ``tmp``) and ``extra_args`` (e.g. a feature flag);
+    yields its base URL once ready."""
     binary = require_binary("prometheus", "/usr/bin/prometheus")
     (tmp / "prometheus.yml").write_text(yaml.safe_dump(config))
     port = free_port()
     args = [binary, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}"]  # fmt: skip
+            f"--web.listen-address=127.0.0.1:{port}", *extra_args]  # fmt: skip
     with (tmp / "prometheus.log").open("ab") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
