@@ -107,6 +107,15 @@ RETRY_REASONS: Final = ("http_408", "http_409", "http_429", "http_5xx", "http_4x
 SCRAPE_SUCCESS: Final = "m3mon_scrape_success"
 SCRAPE_DURATION: Final = "m3mon_scrape_duration_seconds"
 SCRAPE_ERRORS: Final = "m3mon_scrape_errors_total"
+#: 1 when a family the endpoint's rules, SLOs or dashboards read is on its page, else 0, with why
+#: (monitor.scrape.drift: status served/flag/renamed/removed/absent/label) and the name that
+#: replaced it or that it replaced (``replacement``; empty when none).
+METRIC_FAMILY_SERVED: Final = "m3mon_metric_family_served"
+L_FAMILY: Final = "family"
+L_STATUS: Final = "status"
+L_REPLACEMENT: Final = "replacement"
+#: How long the metric-family alert remembers that a family was served.
+METRIC_FAMILY_MEMORY: Final = "6h"
 DEPLOYMENT_INFO: Final = "m3mon_deployment_info"
 HEALTH_UP: Final = "m3mon_endpoint_health_up"
 #: GPU telemetry read from each endpoint's GPU exporter (dcgm-exporter / AMD DME), labels endpoint+gpu.
@@ -388,6 +397,8 @@ ALERT_STORE_SPOOL_GROWING: Final = "M3MonStoreSpoolGrowing"
 ALERT_EVALUATION_STALE: Final = "M3MonEvaluationStale"
 ALERT_PROBES_NOT_RUNNING: Final = "M3MonProbesNotRunning"
 ALERT_RECEIVER_REJECTING: Final = "M3MonReceiverRejecting"
+#: A family a rule, SLO or dashboard reads left an endpoint's page (monitor.scrape.drift).
+ALERT_METRIC_FAMILY_GONE: Final = "M3MonMetricFamilyGone"
 #: A class's latency SLO burns while a serving bottleneck owns its tail (docs/bottleneck.md).
 ALERT_TAIL_BOTTLENECK: Final = "M3MonTailBottleneck"
 ALERT_ROUTING_LEAK: Final = "VLLMRoutingLeak"
@@ -420,6 +431,7 @@ OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_EVALUATION_STALE,
     ALERT_PROBES_NOT_RUNNING,
     ALERT_RECEIVER_REJECTING,
+    ALERT_METRIC_FAMILY_GONE,
     ALERT_TAIL_BOTTLENECK,
 )
 

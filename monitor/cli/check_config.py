@@ -311,7 +311,11 @@ def edge_lines(model: Model, sources: list[tuple[Endpoint, str]], timeout: float
             failed = True
             continue
         lines.extend(_page_lines(check))
-        failed = failed or any(c.status != "edge" for c in check.checks)
+        from monitor.cli.check_drift import drift_lines
+
+        drift, blind = drift_lines(model, endpoint, page)
+        lines.extend(drift)
+        failed = failed or blind or any(c.status != "edge" for c in check.checks)
     given = {e.name for e, _ in sources}
     for endpoint in model.endpoints:
         n = len(server_latency_slos(model, endpoint))

@@ -84,4 +84,28 @@ def self_alerts(model: Model) -> list[Alert]:
             "{{ $labels.instance }} were refused ({{ $labels.reason }}) in the last "
             f"{RECEIVER_WINDOW}; what they carried (incidents or request spans) is lost.",
         ),
+        Alert(
+            cv.ALERT_METRIC_FAMILY_GONE,
+            _family_gone(model),
+            "ticket",
+            "{{ $labels.endpoint }} no longer serves {{ $labels.family }}, which the monitor's rules or "
+            "dashboards read",
+            "{{ $labels.family }} was on {{ $labels.endpoint }}'s page in the last "
+            f"{cv.METRIC_FAMILY_MEMORY} and is not now ({{{{ $labels.status }}}}"
+            "{{ if $labels.replacement }}; the page serves {{ $labels.replacement }} instead{{ end }}): the "
+            "SLOs, alerts and panels that read it get no data. `m3mon check-config monitor.yaml --metrics "
+            "{{ $labels.endpoint }}=<its /metrics URL>` says which and why.",
+        ),
     ]
+
+
+def _family_gone(model: Model) -> str:
+    """A needed family served (1) within the memory and not (0) now: a deployment renamed, hid or
+    dropped it. A family never served, or a monitor that restarted, does not fire it."""
+    served = cv.METRIC_FAMILY_SERVED + q.monitor_selector(model.alerting)
+    by = f"job, instance, {cv.L_ENDPOINT}, {cv.L_FAMILY}"
+    return (
+        f"max by ({by}, {cv.L_STATUS}, {cv.L_REPLACEMENT}) ({served} == 0)\n"
+        f"and on ({by})\n"
+        f"max by ({by}) (max_over_time({served}[{cv.METRIC_FAMILY_MEMORY}])) == 1"
+    )

@@ -70,4 +70,26 @@ SELF_RUNBOOKS: dict[str, Runbook] = {
             "Unknown senders: keep the monitor on loopback or behind the web config's basic auth.",
         ),
     ),
+    cv.ALERT_METRIC_FAMILY_GONE: Runbook(
+        "ticket",
+        "An engine family that the monitor's generated rules, an SLO or a dashboard reads was on the "
+        f"endpoint's page within the last {cv.METRIC_FAMILY_MEMORY} and is not now. Usually a vLLM upgrade "
+        "renamed it (`status=removed`, `replacement` names the new family), or a restart dropped a flag "
+        "that registers it (`status=flag`). Whatever reads it now gets no data, silently: empty panels, "
+        "an SLO with no events.",
+        (
+            "`m3mon check-config monitor.yaml --metrics <endpoint>=<its /metrics URL>` lists every needed "
+            "family with who needs it and why it is missing.",
+            "`m3mon_deployment_info{endpoint=...}`: did the vLLM version or image change at that time?",
+            _LOGS + " Look for `metric drift:` lines.",
+        ),
+        "m3mon_metric_family_served == 0",
+        "m3mon_metric_family_served",
+        (
+            "`flag`: restart vLLM with the flag the status names (e.g. `--kv-cache-metrics`).",
+            "`removed` or `renamed`: the server's version and the monitor's names disagree; upgrade the one "
+            "that is behind (a newer m3mon reads the new names), or pin vLLM back.",
+            "`label`: the counter no longer carries the value an SLI counts; read the vLLM release notes.",
+        ),
+    ),
 }

@@ -36,6 +36,17 @@ IGNORED_FAMILIES: Final[dict[str, str]] = {
     "vllm:request_num_preemptions": _SPLIT + " (preemptions per request; the total is num_preemptions_total)",
     "vllm:request_prefill_kv_computed_tokens": "prompt tokens computed (not cached) per request; "
     "prefix-cache hit rate comes from the cache counters",
-    "vllm:tool_call_parser_invocations_total": "parser calls, not outcomes; the tool-call probe judges "
-    "the parsed calls themselves",
+    "vllm:tool_call_parser_invocations_total": "parser invocations by outcome (tool_call / no_tool_call), "
+    "per choice or per streamed delta; a failed parse counts as no_tool_call, so it cannot tell a broken "
+    "tool call from a plain answer: the tool-call probe judges the parsed calls themselves",
+}
+
+#: The labels each reason above relies on (a split's splitting label, the outcome a reason
+#: discusses): tests check them against every page that serves the family (held pages, the
+#: simulator, a real vLLM), so a reason cannot outlive what it says about the page.
+IGNORED_LABELS: Final[dict[str, tuple[str, ...]]] = {
+    "vllm:num_requests_waiting_by_reason": ("reason",),
+    "vllm:prompt_tokens_by_source_total": ("source",),
+    "vllm:prompt_tokens_cached_by_source_total": ("source",),
+    "vllm:tool_call_parser_invocations_total": ("mode", "outcome"),
 }

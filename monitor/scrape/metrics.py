@@ -12,12 +12,17 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from monitor.conventions import (
     DEPLOYMENT_INFO,
     L_ENDPOINT,
+    L_FAMILY,
     L_REASON,
+    L_REPLACEMENT,
+    L_STATUS,
+    METRIC_FAMILY_SERVED,
     SCRAPE_DURATION,
     SCRAPE_ERROR_REASONS,
     SCRAPE_ERRORS,
     SCRAPE_SUCCESS,
 )
+from monitor.scrape.drift import Drift
 from monitor.scrape.fingerprint import Fingerprint
 
 SCRAPE_DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -46,6 +51,14 @@ class ScrapeMetrics:
             [L_ENDPOINT, L_REASON],
             registry=registry,
         )
+        self.family_served = Gauge(
+            METRIC_FAMILY_SERVED,
+            "1 if a family the endpoint's rules, SLOs or dashboards read is on its page, else 0; status "
+            "says why (served, flag, renamed, removed, absent, label), replacement names the other name.",
+            [L_ENDPOINT, L_FAMILY, L_STATUS, L_REPLACEMENT],
+            registry=registry,
+        )
+        self._drift_children: dict[str, set[tuple[str, str, str, str]]] = {}
         self.deployment = Info(
             DEPLOYMENT_INFO.removesuffix("_info"),
             "Deployment fingerprint of the endpoint (server, version, KV-cache configuration).",
@@ -68,3 +81,19 @@ class ScrapeMetrics:
 
     def set_fingerprint(self, endpoint: str, fingerprint: Fingerprint) -> None:
         self.deployment.labels(endpoint).info(fingerprint.info_labels())
+
+    def set_drift(self, endpoint: str, drifts: tuple[Drift, ...]) -> None:
+        """Publish the endpoint's needs as judged on its last page; a need whose status changed
+        loses its old series (so the alert sees the family go from served to not served)."""
+        now = {(endpoint, d.family, d.status, d.replacement or "") for d in drifts}
+        for gone in self._drift_children.get(endpoint, set()) - now:
+            self.family_served.remove(*gone)
+        for d in drifts:
+            self.family_served.labels(endpoint, d.family, d.status, d.replacement or "").set(
+                1 if d.served else 0
+            )
+        self._drift_children[endpoint] = now
+
+    def forget_drift(self, endpoint: str) -> None:
+        for gone in self._drift_children.pop(endpoint, set()):
+            self.family_served.remove(*gone)

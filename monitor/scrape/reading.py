@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from monitor.errors import ScrapeError
+from monitor.scrape.drift import Surface, surface
 from monitor.scrape.names import (
     CACHE_CONFIG_INFO,
     DEFAULT_ENGINE,
@@ -58,6 +59,8 @@ class Reading:
     process_start: float | None = None
     cache_config: dict[str, dict[str, str]] = field(default_factory=dict)  # engine -> labels
     notes: tuple[str, ...] = ()
+    #: what the page served (families, checked label values): the drift guard's input; not stored
+    surface: Surface | None = None
 
 
 @dataclass
@@ -210,7 +213,8 @@ def read_page(page: Page, time: float) -> Reading:
         families = sorted({n for n in page.types if n.startswith(PREFIXES)})[:5]
         raise ScrapeError("garbled", f"no recognised vLLM/SGLang families (saw {families or 'none'})")
     backend, generation = _generation(page, saw_engine)
-    return Reading(time, backend, generation, _assemble(b), process_start, cache_config, tuple(page.notes))
+    return Reading(time, backend, generation, _assemble(b), process_start, cache_config, tuple(page.notes),
+                   surface(page))  # fmt: skip
 
 
 def _assemble(b: _Builder) -> dict[str, dict[str, EngineReading]]:

@@ -31,6 +31,7 @@ from monitor.probes.runner import PlannedProbe, plan_round, run_round
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
+from monitor.service.drift_watch import DriftWatch
 from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.evaluate import SLOEvaluation
@@ -94,6 +95,8 @@ class Jobs:
         self.scrapes: dict[str, int] = {}
         #: GPU telemetry of endpoints with a GPU exporter; ``self.gpu.signals`` is what a verdict reads
         self.gpu = GpuScrapes(self.client, exporter.gpu)
+        #: what each endpoint's rules, SLOs and dashboards read, against its last page
+        self.drift = DriftWatch(exporter.scrape)
         self.probe_outcomes: Counter[str] = Counter()  # reason (or "ok") -> runs
         #: each class's bottleneck verdict at the last assessment (computed from the store)
         self.verdicts: dict[str, Verdict] = {}
@@ -115,6 +118,7 @@ class Jobs:
             new = kept.get(name)
             if new is None or old is None or old.gpu_exporter != new.gpu_exporter:
                 self.gpu.forget(name)
+        self.drift.apply(model)
         for gone in set(self.verdicts) - {c.name for c in model.classes}:
             del self.verdicts[gone]
             self.exporter.bottleneck.forget(gone)
@@ -157,6 +161,7 @@ class Jobs:
         self.exporter.scrape.observe(endpoint.name, time.monotonic() - started)
         first = endpoint.name not in self.readings
         self.readings[endpoint.name] = reading
+        await self.drift.observe(self.model, endpoint, reading)
         count = self.scrapes[endpoint.name] = self.scrapes.get(endpoint.name, 0) + 1
         if count % FINGERPRINT_EVERY == 1:
             await self.gpu.first(endpoint.name)  # the fingerprint carries the GPU driver version

@@ -34,7 +34,12 @@ from tests.generate.test_detection_operational import (
 
 pytestmark = pytest.mark.timeout(180)
 
-SELF_ALERTS = (cv.ALERT_EVALUATION_STALE, cv.ALERT_PROBES_NOT_RUNNING, cv.ALERT_RECEIVER_REJECTING)
+SELF_ALERTS = (
+    cv.ALERT_EVALUATION_STALE,
+    cv.ALERT_PROBES_NOT_RUNNING,
+    cv.ALERT_RECEIVER_REJECTING,
+    cv.ALERT_METRIC_FAMILY_GONE,
+)
 STARTED = f"{cv.PROCESS_START_TIME}{{{MON_LABELS}}}"
 CLASSES = {"interactive-32k": 30, "repo-analysis-128k": 300}  # probe intervals in the example
 
@@ -122,6 +127,37 @@ def _rejections(count: int) -> Scenario:
     return scenario
 
 
+def _served(family: str, status: str, replacement: str = "") -> str:
+    labels = f'endpoint="m3-repo",family="{family}",status="{status}",replacement="{replacement}"'
+    return f"{cv.METRIC_FAMILY_SERVED}{{{MON_LABELS},{labels}}}"
+
+
+KV, OLD_KV = "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"
+
+
+def _family_gone(_: object) -> tuple[World, list[Check]]:
+    """The upgrade at START renames the family: its ``served`` series (1) is replaced by a
+    ``removed`` one (0) naming the name the page serves now, as the exporter publishes them."""
+    w = World(STEP, 30 * MINUTE)
+    w.gauge(_served(KV, "served"), lambda t: 1 if t <= START else None)  # the upgrade right after START
+    w.gauge(_served(KV, "removed", OLD_KV), lambda t: 0 if t > START else None)
+    labels = {"endpoint": "m3-repo", "family": KV, "status": "removed", "replacement": OLD_KV}
+    return w, [Check(cv.ALERT_METRIC_FAMILY_GONE, labels, START, _target("family-gone"), 30 * MINUTE)]
+
+
+def _family_never_served(_: object) -> tuple[World, list[Check]]:
+    w = World(STEP, 30 * MINUTE)
+    spec = "vllm:spec_decode_num_drafts_total"
+    w.gauge(_served(spec, "flag"), lambda t: 0)
+    return w, [Check(cv.ALERT_METRIC_FAMILY_GONE, {"family": spec}, START, None, 30 * MINUTE)]
+
+
+def _family_restart(_: object) -> tuple[World, list[Check]]:
+    w = World(STEP, 30 * MINUTE)
+    w.gauge(_served(KV, "served"), lambda t: None if START <= t < START + 2 * MINUTE else 1)
+    return w, [Check(cv.ALERT_METRIC_FAMILY_GONE, {"family": KV}, START, None, 30 * MINUTE)]
+
+
 SCENARIOS: dict[str, Scenario] = {
     "evaluation-stale": _evaluation_stale,
     "evaluation-restart": _evaluation_restart,
@@ -129,6 +165,9 @@ SCENARIOS: dict[str, Scenario] = {
     "probes-restart": _probes_restart,
     "receiver-rejecting": _rejections(30),
     "receiver-two": _rejections(2),
+    "family-gone": _family_gone,
+    "family-never-served": _family_never_served,
+    "family-monitor-restart": _family_restart,
 }
 
 

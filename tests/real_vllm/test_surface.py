@@ -59,6 +59,12 @@ def test_every_family_is_mapped_or_deliberately_ignored(real: Real) -> None:
     assert stale == [], f"mapped families also listed as ignored: {stale}"
 
 
+def test_the_reasons_for_ignoring_hold_on_the_real_page(real: Real) -> None:
+    from tests.scrape.test_ignored_reasons import problems
+
+    assert problems(page(real)) == []
+
+
 def test_both_parsers_read_the_same_signals(real: Real) -> None:
     text = page(real)
     at = time.time()

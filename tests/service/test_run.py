@@ -129,6 +129,10 @@ def test_run_measures_a_fault_records_incidents_and_stops_on_sigterm(sim: SimHan
     assert 'm3mon_scrape_success{endpoint="pool"} 1.0' in metrics
     assert 'reason="http_status"' in metrics and 'result="failure"' in metrics
     assert "m3mon_slo_burn_rate{" in metrics
+    # the drift guard judged the simulator's page (a vLLM 0.33 surface) against what the rules read
+    served = 'family="vllm:time_to_first_token_seconds",replacement="",status="served"} 1.0'
+    assert f'm3mon_metric_family_served{{endpoint="pool",{served}' in metrics
+    assert 'status="absent"' not in metrics
 
     store = Store(load_model(cfg).storage.url)
     try:
