@@ -3,6 +3,8 @@
 Quantiles only (the per-request records are in ``profile_export.jsonl``, not read here). Fields
 read (aiperf/exporters/metrics_json_exporter.py, aiperf/metrics; fixtures/peers/SOURCES.md):
 
+* ``input_config.models.items[0].name`` (the model) and ``input_config.endpoint.urls[0]`` (the
+  server's URL).
 * ``start_time`` (ISO 8601, local time, no zone) and ``benchmark_duration.avg`` (seconds).
 * ``input_config.phases``: the ``profiling`` phase's ``rate`` (an arrival rate) or
   ``concurrency``.
@@ -79,6 +81,13 @@ def _started(doc: dict[str, Any]) -> float:
         raise FormatError(f"field 'start_time' is {doc.get('start_time')!r}, expected ISO 8601") from None
 
 
+def _model(config: dict[str, Any]) -> str | None:
+    models = config.get("models")
+    items = models.get("items") if isinstance(models, dict) else None
+    first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+    return str(first["name"]) if first.get("name") else None
+
+
 def parse(doc: dict[str, Any]) -> PeerRun:
     config = mapping(doc, "input_config")
     completed = int(_avg(doc, "request_count") or 0)
@@ -101,5 +110,6 @@ def parse(doc: dict[str, Any]) -> PeerRun:
         total_token_throughput=_avg(doc, "total_token_throughput"),
         prompt_tokens=_avg(doc, "usage_prompt_tokens") or _avg(doc, "input_sequence_length"),
         output_tokens=_avg(doc, "usage_completion_tokens") or _avg(doc, "output_sequence_length"),
-        quantiles=quantiles, target=str(urls[0]) if urls[0] else None, notes=tuple(notes),
+        quantiles=quantiles, target=str(urls[0]) if urls[0] else None, model=_model(config),
+        notes=tuple(notes),
     )  # fmt: skip

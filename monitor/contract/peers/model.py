@@ -85,6 +85,14 @@ def number(doc: dict[str, object], key: str, *, optional: bool = False) -> float
     return float(value)
 
 
+def value(item: object, what: str) -> float:
+    """One per-request value as a float; FormatError naming ``what`` when it is not a number (its
+    range is checked with the rest of the run, :mod:`monitor.contract.peers.validate`)."""
+    if isinstance(item, bool) or not isinstance(item, int | float):
+        raise FormatError(f"{what} is {item!r}, expected a number")
+    return float(item)
+
+
 def count(doc: dict[str, object], key: str) -> int:
     value = number(doc, key)
     assert value is not None
