@@ -20,7 +20,6 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from monitor.contract.peers.model import FormatError, PeerRun, Quantiles
@@ -35,27 +34,26 @@ def _when(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _figure(value: float | None, what: str, *, positive: bool = False) -> None:
+def _figure(value: float | None, what: str, *, positive: bool = False, unit: str = "") -> None:
     if value is None:
         return
     if not math.isfinite(value):
         raise FormatError(f"{what} is {value!r}, expected a finite number")
     if value < 0 or (positive and value == 0):
-        raise FormatError(f"{what} is {value:g}, expected a number {'> 0' if positive else '>= 0'}")
+        raise FormatError(f"{what} is {value:g}{unit}, expected a number {'> 0' if positive else '>= 0'}")
 
 
-def _samples(metric: str, values: Iterable[float]) -> None:
-    listed = list(values)
-    for i, v in enumerate(listed):
-        _figure(v, f"per-request {metric} value {i + 1} of {len(listed)} ({v!r} s)")
+def _samples(metric: str, values: list[float]) -> None:
+    for i, v in enumerate(values):
+        _figure(v, f"per-request {metric} value {i + 1} of {len(values)}", unit=" s")
 
 
 def _quantiles(metric: str, q: Quantiles) -> None:
     points = sorted(q.points.items())
     for p, v in points:
-        _figure(v, f"{metric} P{p:g}")
+        _figure(v, f"the {metric} P{p:g}", unit=" s")
     for name, extra in (("mean", q.mean), ("minimum", q.minimum), ("maximum", q.maximum)):
-        _figure(extra, f"{metric} {name}")
+        _figure(extra, f"the {metric} {name}", unit=" s")
     for (p0, v0), (p1, v1) in itertools.pairwise(points):
         if v1 < v0 - 1e-12 * max(abs(v0), 1.0):
             raise FormatError(f"{metric} P{p1:g} ({v1:g} s) is below P{p0:g} ({v0:g} s): percentiles fall")
@@ -71,7 +69,7 @@ def _dates(run: PeerRun, now: float) -> None:
 
 def check_run(run: PeerRun, now: float | None = None) -> PeerRun:
     """``run`` unchanged when it can be a measurement; :class:`FormatError` naming what cannot."""
-    _figure(run.duration, "the duration", positive=True)
+    _figure(run.duration, "the duration", positive=True, unit=" s")
     figures = {
         "the start time": run.started_at, "the request throughput": run.request_throughput,
         "the output throughput": run.output_throughput,
