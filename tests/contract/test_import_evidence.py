@@ -165,7 +165,7 @@ def test_a_foreign_target_is_refused_unless_accepted(
 
 
 def _edit(name: str, folder: Path, change: str) -> str:
-    """A copy of a held AIPerf or GuideLLM file with one field changed (``change`` names which)."""
+    """A copy of a held file with one field changed (``change`` names which)."""
     doc = json.loads((PEERS / name).read_text())
     if change == "aiperf-nan-p99":
         doc["time_to_first_token"]["p99"] = float("nan")
@@ -177,6 +177,10 @@ def _edit(name: str, folder: Path, change: str) -> str:
         doc["benchmarks"][0]["requests"]["successful"][3]["request_latency"] = -0.25
     elif change == "guidellm-zero-duration":
         doc["benchmarks"][0]["duration"] = 0.0
+    elif change == "vllm-null-ttft":
+        doc["ttfts"][3] = None
+    elif change == "vllm-no-duration":
+        del doc["duration"]
     elif change == "guidellm-1970":
         doc["benchmarks"][0]["start_time"] = 86400.0
     out = folder / f"{change}.json"
@@ -197,6 +201,8 @@ GUIDELLM = "guidellm-foreign-target.json"  # the small GuideLLM file; refused be
         ("vllm-bench-zero-duration.json", None, "the duration is 0 s, expected a number > 0"),
         ("vllm-bench-future-date.json", None, "the run ended 2027-06-15 "),
         ("vllm-bench-before-2020.json", None, "the run started 2019-12-3"),
+        ("vllm-bench-rate4-detailed.json", "vllm-null-ttft", "ttfts[3] is None, expected a number"),
+        ("vllm-bench-concurrency4.json", "vllm-no-duration", "field 'duration' is missing"),
         (AIPERF, "aiperf-nan-p99", "the ttft P99 is nan, expected a finite number"),
         (AIPERF, "aiperf-2031", "the run ended 2031-03-01 "),
         (AIPERF, "aiperf-negative-mean", "the e2e mean is -0.5032 s, expected a number >= 0"),

@@ -26,7 +26,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from monitor.contract.peers.model import LINEAR, FormatError, PeerRun, Quantiles, mapping, number
+from monitor.contract.peers.model import LINEAR, FormatError, PeerRun, Quantiles, mapping, number, value
 
 TOOL = "AIPerf"
 _POINTS = (1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
@@ -49,7 +49,8 @@ def _quantiles(doc: dict[str, Any], key: str, judged: bool) -> Quantiles | None:
     scale = _SCALE.get(str(m.get("unit")))
     if scale is None:
         raise FormatError(f"{key}: unit {m.get('unit')!r} is not a time unit")
-    points = {p: float(m[f"p{p:g}"]) * scale for p in _POINTS if isinstance(m.get(f"p{p:g}"), int | float)}
+    reported = {p: m.get(f"p{p:g}") for p in _POINTS}
+    points = {p: value(v, f"{key}.p{p:g}") * scale for p, v in reported.items() if v is not None}
     mean, lo, hi = (number(m, k, optional=True) for k in ("avg", "min", "max"))
     n = int(number(m, "count") or 0) if judged else None
     return Quantiles(n, LINEAR, points, *(None if v is None else v * scale for v in (mean, lo, hi)))

@@ -80,6 +80,8 @@ def number(doc: dict[str, object], key: str, *, optional: bool = False) -> float
     value = doc.get(key)
     if value is None and optional:
         return None
+    if value is None:
+        raise FormatError(f"field {key!r} is missing")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise FormatError(f"field {key!r} is {value!r}, expected a number")
     return float(value)
