@@ -94,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
     from monitor.store.store import Store
 
     model = load_model(args.config)
+    if (args.accept_foreign_model or args.accept_foreign_target) and not args.imports:
+        from monitor.errors import UsageError
+
+        raise UsageError("--accept-foreign-model and --accept-foreign-target go with --import FILE")
     for name in args.classes or []:
         class_and_endpoint(model, name, None)
     profiles = _profiles(model, args.profile)

@@ -128,6 +128,10 @@ def test_a_foreign_model_is_refused_unless_accepted_and_then_recorded(
         )
     )
     assert _stored(cfg) == []
+    status, out, err = m3mon(capsys, "contract", "-c", cfg, "--accept-foreign-model")
+    assert status == 2 and err == (
+        "m3mon contract: --accept-foreign-model and --accept-foreign-target go with --import FILE\n"
+    )
     status, out, err = m3mon(capsys, *args, "--accept-foreign-model")
     accepted = f"model {model!r}, not sim's ('MiniMaxAI/MiniMax-M3')"
     assert status == 0 and out.startswith(
