@@ -12,7 +12,8 @@ figure, a run that cannot be a measurement:
 * a duration that is not above zero;
 * a start before :data:`EARLIEST` or an end more than :data:`FUTURE_SKEW` after now. vLLM and
   AIPerf write local time without a zone, read here in the importing machine's zone, so a file
-  written 14 h east of it ends up to 14 h "later" than it was; beyond that the date is wrong.
+  written at UTC+14 and imported at UTC−12 reads 26 h "later" than it was; beyond that the date
+  is wrong.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from monitor.contract.peers.model import FormatError, PeerRun, Quantiles
 
 #: No run of an LLM serving benchmark of these tools predates 2020.
 EARLIEST = datetime(2020, 1, 1, tzinfo=UTC).timestamp()
-#: The widest time-zone offset (UTC+14): a local time without a zone is at most this far ahead.
-FUTURE_SKEW = 14 * 3600.0
+#: The widest gap between two time zones (UTC+14 and UTC−12): how far ahead a local time without a
+#: zone, read in another zone, can look.
+FUTURE_SKEW = 26 * 3600.0
 
 
 def _when(ts: float) -> str:
