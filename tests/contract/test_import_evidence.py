@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 
 from monitor.sim.harness import SimHandle, running_simulator
+from monitor.store.migrate import upgrade
 from monitor.store.replays import StoredRun, runs
 from monitor.store.store import Store
 from tests.contract.peer_files import retargeted
 from tests.contract.test_contract_sim import SETTINGS, _config, m3mon
 from tests.contract.test_peer_formats import PEERS
+from tests.support.postgres import fresh_database, postgres_cluster, postgres_url  # noqa: F401  (fixtures)
 
 DETAILED = str(PEERS / "vllm-bench-rate4-detailed.json")
 HOLDS_AT_4 = "* **Warm capacity**: SLOs hold up to 4 req/s (rate, 1 run(s))"
@@ -46,8 +48,8 @@ def _config_without_availability(folder: Path, base_url: str) -> str:
     return str(path)
 
 
-def _stored(cfg: str) -> list[StoredRun]:
-    db = Store(f"sqlite:///{Path(cfg).parent}/m3mon.db")
+def _stored(cfg: str, url: str | None = None) -> list[StoredRun]:
+    db = Store(url or f"sqlite:///{Path(cfg).parent}/m3mon.db")
     try:
         with db.session() as s:
             return sorted(runs(s), key=lambda r: r.id)
@@ -86,6 +88,24 @@ def test_36_of_40_failed_is_not_evidence_and_its_failures_are_bad_latency_events
     ttft = next(c for c in run.summary["clauses"] if c["slo"] == "ttft-p95")
     good = sum(1 for i in ok if doc["ttfts"][i] <= 1.0)  # the class's 1 s TTFT threshold
     assert (ttft["good"], ttft["total"], ttft["holds"]) == (good, 40, False)
+
+
+def test_on_postgresql_the_failed_run_is_stored_as_not_evidence(
+    sim: SimHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> None:
+    """The same rule with the store on PostgreSQL (its JSON refuses NaN: nothing non-finite is
+    stored with the run)."""
+    with fresh_database(request.getfixturevalue("postgres_url")) as url:
+        cfg = _config_without_availability(tmp_path, sim.base_url)
+        text = Path(cfg).read_text().replace(f"sqlite:///{tmp_path}/m3mon.db", url)
+        Path(cfg).write_text(text)
+        upgrade(url)
+        status, out, err = m3mon(capsys, "contract", "-c", cfg, "--class", "small", "--import", DETAILED,
+                                 "--import", str(PEERS / "vllm-bench-36-of-40-failed.json"))  # fmt: skip
+        assert status == 1 and _capacity(out) == HOLDS_AT_4, out + err
+        good, failed = _stored(cfg, url)
+        assert good.not_evidence is None and good.meets_slos is True
+        assert failed.not_evidence is not None and failed.not_evidence.startswith("36 of 40 requests failed")
 
 
 def test_300_of_331_errored_guidellm_run_never_sets_warm_capacity(
