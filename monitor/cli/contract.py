@@ -42,6 +42,16 @@ def register(sub: Any) -> None:
         help="store a vllm bench serve / GuideLLM / AIPerf result file as replay runs of --class first",
     )
     p.add_argument("--endpoint", metavar="E", help="with --import: the endpoint it ran against")
+    p.add_argument(
+        "--accept-foreign-model",
+        action="store_true",
+        help="with --import: store runs whose model is not the endpoint's (recorded with the run)",
+    )
+    p.add_argument(
+        "--accept-foreign-target",
+        action="store_true",
+        help="with --import: store runs sent to another address (a port-forward, a gateway; recorded)",
+    )
     p.set_defaults(func=run)
 
 
@@ -84,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
     from monitor.store.store import Store
 
     model = load_model(args.config)
+    if (args.accept_foreign_model or args.accept_foreign_target) and not args.imports:
+        from monitor.errors import UsageError
+
+        raise UsageError("--accept-foreign-model and --accept-foreign-target go with --import FILE")
     for name in args.classes or []:
         class_and_endpoint(model, name, None)
     profiles = _profiles(model, args.profile)
@@ -94,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
     if args.imports:
         from monitor.cli.contract_import import import_runs
 
-        imported = import_runs(model, args.imports, args.classes, args.endpoint)
+        accept = frozenset(k for k, on in (("model", args.accept_foreign_model),
+                                           ("target", args.accept_foreign_target)) if on)  # fmt: skip
+        imported = import_runs(model, args.imports, args.classes, args.endpoint, accept)
     db = Store(model.storage.url)
     try:
         db.check_schema()

@@ -4,7 +4,9 @@ Each run in FILE (``vllm bench serve --save-result`` JSON, GuideLLM's JSON repor
 ``profile_export_aiperf.json``) is judged against class C's SLOs and stored as a replay run with
 the endpoint's fingerprint observed now (monitor/contract/peers). One line per stored run; a run
 that is no evidence is also named on stderr and makes the command exit 1. A file that is not one
-of these formats is one line on stderr, exit 2, nothing stored.
+of these formats, whose figures cannot be a measurement, or whose model or target is not the
+endpoint's (unless ``--accept-foreign-model`` / ``--accept-foreign-target``) is one line on stderr,
+exit 2, nothing stored.
 """
 
 from __future__ import annotations
@@ -30,16 +32,21 @@ def line(imp: Any) -> str:
         f"imported run {imp.run_id}: {run.tool} at {_load(run.load_kind, run.load_value)}, "
         f"{run.completed} completed, {run.failed} failed, {run.basis}: {verdict}"
     )
+    if imp.accepted:
+        text += f"; accepted as the endpoint's: {'; '.join(imp.accepted)}"
     if imp.not_evidence is not None:
         text += f"; not evidence: {imp.not_evidence} (stored as a failed run; the contract ignores it)"
     return text
 
 
-def import_runs(model: Model, files: list[str], classes: list[str] | None, endpoint: str | None) -> int:
-    """Import every file (all parsed before any is stored); 1 when a stored run is no evidence."""
+def import_runs(
+    model: Model, files: list[str], classes: list[str] | None, endpoint: str | None, accept: frozenset[str]
+) -> int:
+    """Import every file (all parsed and admitted before any is stored); 1 when a stored run is no
+    evidence. ``accept``: the foreign facts ("model", "target") the operator accepts."""
     from monitor.cli.contract import class_and_endpoint
     from monitor.contract.peers.detect import read_peer_file
-    from monitor.contract.peers.store import import_file
+    from monitor.contract.peers.store import Observed, admit, import_file
     from monitor.errors import UsageError
     from monitor.store.store import Store
 
@@ -47,12 +54,14 @@ def import_runs(model: Model, files: list[str], classes: list[str] | None, endpo
         raise UsageError("--import needs exactly one --class: the class whose traffic the file measured")
     rc, ep = class_and_endpoint(model, classes[0], endpoint)
     peers = [read_peer_file(f) for f in files]
+    seen = Observed.now(ep)
+    admitted = [admit(peer, seen.identity, accept) for peer in peers]
     db = Store(model.storage.url)
     status = 0
     try:
         db.check_schema()
-        for peer in peers:
-            for imp in import_file(db, peer, ep, rc):
+        for peer, accepted in zip(peers, admitted, strict=True):
+            for imp in import_file(db, peer, ep, rc, seen, accepted):
                 print(line(imp))
                 if imp.not_evidence is not None:
                     print(f"m3mon contract: imported run {imp.run_id} is not evidence: {imp.not_evidence}",

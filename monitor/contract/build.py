@@ -226,7 +226,18 @@ def counted_runs(stored: list[StoredRun]) -> tuple[list[StoredRun], list[str]]:
     ]
     if len(ignored) > NAMED_IGNORED:
         notes.insert(0, f"{len(ignored) - NAMED_IGNORED} older replay run(s) not counted (no evidence)")
-    return [r for r in stored if r.not_evidence is None], notes
+    counted = [r for r in stored if r.not_evidence is None]
+    notes += [f"imported run {r.id} ({r.load_label}) accepted at import as this endpoint's: {'; '.join(a)}"
+              for r in counted if (a := accepted_foreign(r))]  # fmt: skip
+    return counted, notes
+
+
+def accepted_foreign(run: StoredRun) -> list[str]:
+    """The foreign facts (another model, another address) accepted when ``run`` was imported."""
+    source = run.summary.get("source")
+    origin = source.get("origin") if isinstance(source, dict) else None
+    accepted = origin.get("accepted_foreign") if isinstance(origin, dict) else None
+    return [str(a) for a in accepted] if isinstance(accepted, list) else []
 
 
 def _path(dep: DeploymentRow | None, ev: CurrentEvidence, endpoint: Endpoint) -> dict[str, Any]:

@@ -4,9 +4,12 @@ A reference is ``run:ID`` (a stored replay run; a bare number means the same) or
 ``deployment:DIGEST`` (a prefix of a stored deployment fingerprint of the endpoint; ``deployment:``
 alone is the current one, ``deployment:-1`` the one before it). What is compared:
 
-* **What changed**: every fingerprint field that differs; for runs also the profile digest and
-  the load. More than one changed dimension gets a warning: the guide's "change one dimension at
-  a time" — a difference cannot be attributed to either.
+* **What changed**: every fingerprint field that differs; for runs also the load, and the
+  workload: two ``m3mon replay`` runs by their profile digests; a run imported from a peer file
+  carries no m3mon profile (its stored digest is the file's), so a pair with one is compared on
+  what both record — the measuring tool and the mean prompt and output tokens per completed
+  request (:func:`workload_changes`). More than one changed dimension gets a warning: the guide's
+  "change one dimension at a time" — a difference cannot be attributed to either.
 * **Replay runs**: every P50/P95/P99 of TTFT, TPOT and e2e with the exceedance test's 95 % interval of the
   difference (:mod:`monitor.contract.stats`); ITL percentiles shown without a test (per-token
   samples are not stored); throughput and goodput; each SLO clause's attainment on the two
@@ -34,6 +37,10 @@ from monitor.store.replays import StoredRun, run_by_id
 from monitor.store.tables import DeploymentRow, EventSliceRow
 
 TESTED = ("ttft", "tpot", "e2e")
+#: Mean request sizes of two runs of one workload differ by sampling: ``vllm bench serve``'s random
+#: dataset (``--random-input-len 256``, 24 prompts, two seeds) gave 205 and 194 prompt tokens, 5.5 %
+#: apart (tests/fixtures/peers). Imported runs' sizes further apart than this are a changed workload.
+WORKLOAD_TOLERANCE = 0.10
 QS = (50.0, 95.0, 99.0)
 
 
@@ -78,18 +85,21 @@ def _run(session: Session, ref: str, endpoint: str) -> StoredRun:
 
 def compare_runs(session: Session, endpoint: str, before: str, after: str) -> Comparison:
     b, a = _run(session, before, endpoint), _run(session, after, endpoint)
-    changed = changed_fields(_dims(b.fingerprint), _dims(a.fingerprint))
-    if b.profile_digest != a.profile_digest:
-        changed.append(f"profile {b.profile_digest[:12]}→{a.profile_digest[:12]}")
+    changed = changed_fields(_dims(b.fingerprint), _dims(a.fingerprint)) + workload_changes(b, a)
     if (b.load_kind, b.load_value) != (a.load_kind, a.load_value):
         changed.append(f"load {b.load_label}→{a.load_label}")
     cmp = Comparison("runs", f"run {b.id}", f"run {a.id}", changed)
+    if _source(b) or _source(a):
+        cmp.notes.append(
+            "an imported run carries no m3mon profile: the workload is compared on the tool and the "
+            "mean prompt and output tokens per completed request"
+        )
     sb, sa = b.summary, a.summary
     for metric in TESTED:
-        diffs = percentile_tests(sb["samples"].get(metric, []), sa["samples"].get(metric, []), QS)
+        diffs = percentile_tests(_samples(sb, metric), _samples(sa, metric), QS)
         cmp.rows += [(f"{metric} p{q:g} (s)", diffs[q]) for q in QS]
     for q in QS:
-        pb, pa = sb["percentiles"]["itl"][f"p{q:g}"], sa["percentiles"]["itl"][f"p{q:g}"]
+        pb, pa = _itl(sb, q), _itl(sa, q)
         cmp.rows.append((f"itl p{q:g} (s)", Difference(pb, pa)))
     for key in ("request_throughput", "output_throughput", "goodput_ratio"):
         cmp.rows.append((key, Difference(sb.get(key), sa.get(key))))
@@ -100,6 +110,69 @@ def compare_runs(session: Session, endpoint: str, before: str, after: str) -> Co
             "profile and load changed (other traffic on the pool, hardware, a fault)"
         )
     return cmp
+
+
+def _source(run: StoredRun) -> dict[str, Any] | None:
+    source = run.summary.get("source")
+    return source if isinstance(source, dict) else None
+
+
+def _samples(summary: dict[str, Any], metric: str) -> list[float]:
+    samples = summary.get("samples")
+    values = samples.get(metric) if isinstance(samples, dict) else None
+    return list(values) if isinstance(values, list) else []
+
+
+def _itl(summary: dict[str, Any], q: float) -> float | None:
+    pct = summary.get("percentiles")
+    itl = pct.get("itl") if isinstance(pct, dict) else None
+    value = itl.get(f"p{q:g}") if isinstance(itl, dict) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def sizes(run: StoredRun) -> tuple[float | None, float | None]:
+    """Mean prompt and output tokens per completed request: an imported file's own figures (as its
+    tool counts them), a replay's from its throughputs (the server's usage, over one duration)."""
+    source = _source(run)
+    if source is not None:
+        return _number(source.get("prompt_tokens_mean")), _number(source.get("output_tokens_mean"))
+    s = run.summary
+    rate, out, total = (
+        _number(s.get(k)) for k in ("request_throughput", "output_throughput", "total_token_throughput")
+    )
+    if rate is None or out is None or total is None or not rate:
+        return None, None
+    return (total - out) / rate, out / rate
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _tool(run: StoredRun) -> str:
+    source = _source(run)
+    if source is None:
+        return "m3mon replay"
+    return " ".join(str(x) for x in (source.get("tool"), source.get("version")) if x)
+
+
+def workload_changes(b: StoredRun, a: StoredRun) -> list[str]:
+    """What changed in the workload (module docstring): the profile digest of two replays; else the
+    tool and each mean size more than :data:`WORKLOAD_TOLERANCE` apart (or unknown on a side)."""
+    if _source(b) is None and _source(a) is None:
+        same = b.profile_digest == a.profile_digest
+        return [] if same else [f"profile {b.profile_digest[:12]}→{a.profile_digest[:12]}"]
+    out = [] if _tool(b) == _tool(a) else [f"tool {_tool(b)}→{_tool(a)} (their definitions differ)"]
+    for what, vb, va in zip(("prompt", "output"), sizes(b), sizes(a), strict=True):
+        if vb is None or va is None:
+            out.append(f"{what} tokens {_tokens(vb)}→{_tokens(va)} (mean per request; not recorded)")
+        elif abs(va - vb) > WORKLOAD_TOLERANCE * max(vb, va):
+            out.append(f"{what} tokens {vb:.0f}→{va:.0f} (mean per request)")
+    return out
+
+
+def _tokens(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0f}"
 
 
 def clause_rows(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> list[tuple[str, Difference]]:

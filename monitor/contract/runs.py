@@ -78,13 +78,20 @@ class Evidence:
 async def observe_fingerprint(endpoint: Endpoint) -> tuple[dict[str, Any], str | None]:
     """The deployment fingerprint as the service stores it, plus whether speculative decoding runs
     (the page has draft-token counters); config facts only when ``/metrics`` cannot be read."""
+    fp, digest, _ = await observe_deployment(endpoint)
+    return fp, digest
+
+
+async def observe_deployment(endpoint: Endpoint) -> tuple[dict[str, Any], str | None, str | None]:
+    """:func:`observe_fingerprint`'s fingerprint and digest, and the model id the endpoint serves
+    (``/v1/models``, else its page; None when ``/metrics`` cannot be read)."""
     async with httpx.AsyncClient() as client:
         try:
             reading = await read(endpoint, client)
             fp = await fingerprint(endpoint, client, reading)
         except ScrapeError:
             stored = DeploymentFingerprint().with_config(endpoint.deployment)
-            return {**stored.to_dict(), "spec_decoding": None}, None
+            return {**stored.to_dict(), "spec_decoding": None}, None, None
         if endpoint.gpu_exporter is not None:  # its driver and firmware are part of the deployment
             with contextlib.suppress(ScrapeError):  # GPU facts unknown: the digest is without them
                 fp = fp.with_gpu(await read_gpu(client, endpoint.gpu_exporter))
@@ -95,7 +102,7 @@ async def observe_fingerprint(endpoint: Endpoint) -> tuple[dict[str, Any], str |
         for er in engines.values()
         for key in er.counters
     )
-    return {**stored.to_dict(), "spec_decoding": spec}, stored.digest
+    return {**stored.to_dict(), "spec_decoding": spec}, stored.digest, fp.model
 
 
 def evidence_problem(

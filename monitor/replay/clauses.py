@@ -2,7 +2,10 @@
 
 The events are those of docs/slo-events.md applied to the run: availability — every request,
 bad when unanswered (a transport failure); latency — every answered request (ITL: every token
-sample), bad above the threshold. A clause holds when good / total ≥ objective. Correctness
+sample), bad above the threshold, plus one bad event per unanswered request: a run is evidence of
+capacity, and a latency clause judged on the survivors of a run whose requests mostly failed
+would hold at a load the deployment does not serve (whether or not the class has an availability
+SLO). A clause holds when good / total ≥ objective. Correctness
 SLOs are not judged by a replay (forced-length answers have no right answer): ``None``.
 """
 
@@ -59,7 +62,8 @@ def judge(outcomes: Sequence[Outcome], slos: Sequence[SLO]) -> list[Clause]:
             good, total = sum(1 for o in outcomes if _answered(o)), len(outcomes)
         elif slo.sli in REPLAY_LATENCY_SLIS and slo.threshold is not None:
             samples = _latency_samples(outcomes, slo.sli)
-            good, total = sum(1 for s in samples if s <= slo.threshold), len(samples)
+            unanswered = sum(1 for o in outcomes if not _answered(o))
+            good, total = sum(1 for s in samples if s <= slo.threshold), len(samples) + unanswered
         else:
             continue
         out.append(Clause(slo.name, slo.sli, slo.objective, slo.threshold, good, total))

@@ -14,12 +14,13 @@ from monitor.store.fingerprint import DeploymentFingerprint
 from monitor.store.replays import StoredRun, runs
 from monitor.store.repos import DeploymentRepo
 from monitor.store.store import Store
+from tests.contract.peer_files import retargeted
 from tests.contract.test_contract_sim import SETTINGS, _config, m3mon
 from tests.contract.test_peer_formats import PEERS
 from tests.e2e.servers import free_port
 
 DETAILED = str(PEERS / "vllm-bench-rate4-detailed.json")
-AIPERF = str(PEERS / "aiperf-rate4-profile_export_aiperf.json")
+AIPERF = "aiperf-rate4-profile_export_aiperf.json"
 
 
 def _stored(cfg: Path) -> list[StoredRun]:
@@ -43,7 +44,8 @@ def test_imported_runs_are_evidence_in_the_contract(
         )
         assert "* **Warm capacity**: SLOs hold up to 4 req/s (rate, 1 run(s))" in out
         assert "vLLM: 0.33.0" in out and "not counted" not in out  # the simulator's fingerprint, now
-        status, out, err = m3mon(capsys, "contract", "-c", cfg, "--class", "small", "--import", AIPERF)
+        aiperf = retargeted(AIPERF, sim.base_url, tmp_path)
+        status, out, err = m3mon(capsys, "contract", "-c", cfg, "--class", "small", "--import", aiperf)
         assert (
             status == 0
             and "imported run 2: AIPerf at rate 4/s, 22 completed, 0 failed, quantiles only" in out
@@ -99,7 +101,7 @@ def test_a_deployment_change_since_the_run_makes_it_no_evidence(
         finally:
             db.close()
         status, _, err = m3mon(capsys, "contract", "-c", str(cfg), "--class", "small", "--import",
-                               str(PEERS / "guidellm-rate4.json"))  # fmt: skip
+                               retargeted("guidellm-rate4.json", sim.base_url, tmp_path))  # fmt: skip
     assert status == 1 and "not evidence: the deployment changed after the run:" in err
 
 

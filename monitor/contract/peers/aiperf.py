@@ -3,6 +3,8 @@
 Quantiles only (the per-request records are in ``profile_export.jsonl``, not read here). Fields
 read (aiperf/exporters/metrics_json_exporter.py, aiperf/metrics; fixtures/peers/SOURCES.md):
 
+* ``input_config.models.items[0].name`` (the model) and ``input_config.endpoint.urls[0]`` (the
+  server's URL).
 * ``start_time`` (ISO 8601, local time, no zone) and ``benchmark_duration.avg`` (seconds).
 * ``input_config.phases``: the ``profiling`` phase's ``rate`` (an arrival rate) or
   ``concurrency``.
@@ -24,7 +26,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from monitor.contract.peers.model import LINEAR, FormatError, PeerRun, Quantiles, mapping, number
+from monitor.contract.peers.model import LINEAR, FormatError, PeerRun, Quantiles, mapping, number, value
 
 TOOL = "AIPerf"
 _POINTS = (1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
@@ -47,7 +49,8 @@ def _quantiles(doc: dict[str, Any], key: str, judged: bool) -> Quantiles | None:
     scale = _SCALE.get(str(m.get("unit")))
     if scale is None:
         raise FormatError(f"{key}: unit {m.get('unit')!r} is not a time unit")
-    points = {p: float(m[f"p{p:g}"]) * scale for p in _POINTS if isinstance(m.get(f"p{p:g}"), int | float)}
+    reported = {p: m.get(f"p{p:g}") for p in _POINTS}
+    points = {p: value(v, f"{key}.p{p:g}") * scale for p, v in reported.items() if v is not None}
     mean, lo, hi = (number(m, k, optional=True) for k in ("avg", "min", "max"))
     n = int(number(m, "count") or 0) if judged else None
     return Quantiles(n, LINEAR, points, *(None if v is None else v * scale for v in (mean, lo, hi)))
@@ -79,6 +82,13 @@ def _started(doc: dict[str, Any]) -> float:
         raise FormatError(f"field 'start_time' is {doc.get('start_time')!r}, expected ISO 8601") from None
 
 
+def _model(config: dict[str, Any]) -> str | None:
+    models = config.get("models")
+    items = models.get("items") if isinstance(models, dict) else None
+    first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+    return str(first["name"]) if first.get("name") else None
+
+
 def parse(doc: dict[str, Any]) -> PeerRun:
     config = mapping(doc, "input_config")
     completed = int(_avg(doc, "request_count") or 0)
@@ -101,5 +111,6 @@ def parse(doc: dict[str, Any]) -> PeerRun:
         total_token_throughput=_avg(doc, "total_token_throughput"),
         prompt_tokens=_avg(doc, "usage_prompt_tokens") or _avg(doc, "input_sequence_length"),
         output_tokens=_avg(doc, "usage_completion_tokens") or _avg(doc, "output_sequence_length"),
-        quantiles=quantiles, target=str(urls[0]) if urls[0] else None, notes=tuple(notes),
+        quantiles=quantiles, target=str(urls[0]) if urls[0] else None, model=_model(config),
+        notes=tuple(notes),
     )  # fmt: skip

@@ -4,8 +4,10 @@ Formats (by the fields only their tool writes): ``vllm bench serve --save-result
 ``backend``, ``completed``; ``--append-result`` files hold one object per line), GuideLLM's JSON
 report (``metadata.guidellm_version``, ``benchmarks``), AIPerf's ``profile_export_aiperf.json``
 (``aiperf_version``, ``input_config``). Anything else, a file that is not JSON, or one whose
-fields are missing or of the wrong type is a :class:`~monitor.errors.UsageError` naming the file
-and the problem; nothing is stored then.
+fields are missing or of the wrong type, or whose figures cannot be a measurement (NaN, negative,
+a zero duration, an impossible date: :mod:`~monitor.contract.peers.validate`, the same checks for
+every tool) is a :class:`~monitor.errors.UsageError` naming the file and the problem; nothing is
+stored then.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from monitor.contract.peers import aiperf, guidellm, vllm_bench
 from monitor.contract.peers.model import FormatError, PeerRun
+from monitor.contract.peers.validate import check_run
 from monitor.errors import UsageError
 
 #: Larger files are refused (a detailed GuideLLM report of a long sweep is tens of MB).
@@ -48,6 +51,17 @@ def _documents(text: str) -> list[Any]:
 
 
 def _runs(docs: list[Any]) -> tuple[str, list[PeerRun]]:
+    """The tool and its runs, each through the shared checks (:func:`check_run`)."""
+    tool, runs = _parse(docs)
+    for i, run in enumerate(runs):
+        try:
+            check_run(run)
+        except FormatError as exc:
+            raise FormatError(f"run {i + 1} of {len(runs)}: {exc}" if len(runs) > 1 else str(exc)) from None
+    return tool, runs
+
+
+def _parse(docs: list[Any]) -> tuple[str, list[PeerRun]]:
     if all(vllm_bench.is_vllm_bench(d) for d in docs):
         return vllm_bench.TOOL, [vllm_bench.parse(d) for d in docs]
     if len(docs) == 1 and guidellm.is_guidellm(docs[0]):

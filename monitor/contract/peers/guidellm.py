@@ -3,6 +3,8 @@
 One run per entry of ``benchmarks`` (a sweep or a list of rates gives several). Fields read, per
 benchmark (guidellm/benchmark/schemas; fixtures/peers/SOURCES.md):
 
+* ``config.spec.backend``: ``target`` (the server's URL) and ``model`` (absent when GuideLLM took
+  the server's first model).
 * ``start_time``, ``duration`` (Unix seconds, seconds: the measured window) and
   ``config.strategy``: ``constant``/``poisson`` → ``rate``; ``concurrent`` → ``streams``;
   ``synchronous`` → concurrency 1; ``throughput`` → a burst.
@@ -65,10 +67,10 @@ def _per_request(reqs: list[dict[str, Any]]) -> dict[str, list[float]]:
         ttft_ms, e2e, n = (number(r, k) for k in keys)
         assert ttft_ms is not None and e2e is not None and n is not None
         ttft = ttft_ms / 1000.0
-        out["ttft"].append(max(ttft, 0.0))
-        out["e2e"].append(max(e2e, 0.0))
+        out["ttft"].append(ttft)
+        out["e2e"].append(e2e)
         if n > 1:
-            out["tpot"].append(max((e2e - ttft) / (n - 1), 0.0))
+            out["tpot"].append((e2e - ttft) / (n - 1))
     return out
 
 
@@ -77,7 +79,9 @@ def _mean(metrics: dict[str, Any], key: str) -> tuple[float | None, float]:
     return number(s, "mean", optional=True), number(s, "total_sum", optional=True) or 0.0
 
 
-def parse_benchmark(b: dict[str, Any], version: str | None, target: str | None) -> PeerRun:
+def parse_benchmark(
+    b: dict[str, Any], version: str | None, target: str | None, model: str | None = None
+) -> PeerRun:
     metrics, totals = mapping(b, "metrics"), mapping(mapping(b, "metrics"), "request_totals")
     completed, failed, incomplete = (count(totals, k) for k in ("successful", "errored", "incomplete"))
     duration = number(b, "duration") or 0.0
@@ -103,7 +107,7 @@ def parse_benchmark(b: dict[str, Any], version: str | None, target: str | None) 
         total_token_throughput=(prompt_sum + output_sum) / duration if duration > 0 else None,
         prompt_tokens=prompt if completed else None, output_tokens=output if completed else None,
         samples=_per_request(reqs) if whole else {},
-        quantiles=quantiles, target=target, notes=tuple(notes),
+        quantiles=quantiles, target=target, model=model, notes=tuple(notes),
     )  # fmt: skip
 
 
@@ -112,7 +116,8 @@ def parse(doc: dict[str, Any]) -> list[PeerRun]:
     version = str(meta.get("guidellm_version")) if meta.get("guidellm_version") else None
     backend = mapping(mapping(mapping(doc, "config"), "spec"), "backend") if "config" in doc else {}
     target = str(backend.get("target")) if backend.get("target") else None
+    model = str(backend.get("model")) if backend.get("model") else None
     benchmarks = doc["benchmarks"]
     if not benchmarks or not all(isinstance(b, dict) for b in benchmarks):
         raise FormatError("'benchmarks' is empty or not a list of objects")
-    return [parse_benchmark(b, version, target) for b in benchmarks]
+    return [parse_benchmark(b, version, target, model) for b in benchmarks]

@@ -3,7 +3,10 @@
 The events are those of docs/slo-events.md, as for a replay (:mod:`monitor.replay.clauses`):
 availability — every completed or failed request (requests the tool cancelled when its run ended
 count for neither), good when completed; a latency SLI — one event per completed request (ITL:
-per token), good at or under the threshold. A clause holds when good / total ≥ objective.
+per token), good at or under the threshold, **plus one bad event per failed request** (a request
+that failed never met a latency limit: a run with 36 of 40 requests failed cannot hold a latency
+SLO on the 4 survivors, whether or not the class has an availability SLO). A clause holds when
+good / total ≥ objective.
 
 * **Per-request values**: the events are counted exactly.
 * **Quantiles only**: the number of good events is *bounded*. A reported percentile ``v`` of
@@ -69,27 +72,32 @@ def good_bounds(q: Quantiles, threshold: float) -> tuple[int, int]:
     return min(lo, hi), hi
 
 
-def _from_quantiles(slo: SLO, q: Quantiles, threshold: float) -> PeerClause:
+def _failed(run: PeerRun) -> str:
+    return f" + {run.failed} failed request(s), each a bad event" if run.failed else ""
+
+
+def _from_quantiles(slo: SLO, q: Quantiles, threshold: float, run: PeerRun) -> PeerClause:
     n = q.count or 0
+    total = n + run.failed
     lo, hi = good_bounds(q, threshold)
     points = ", ".join(f"P{p:g} {v * 1000:.1f} ms" for p, v in sorted(q.points.items()))
-    holds = True if lo >= slo.objective * n else False if hi < slo.objective * n else None
-    basis = f"{lo}–{hi} of {n} good from the file's {q.method} quantiles ({points})"
+    holds = True if lo >= slo.objective * total else False if hi < slo.objective * total else None
+    basis = f"{lo}–{hi} of {total} good from the file's {q.method} quantiles ({points}){_failed(run)}"
     if holds is None:
         basis += f": cannot decide a {slo.objective:.2%} objective"
-    return PeerClause(slo.name, slo.sli, slo.objective, threshold, None, n, holds, basis, (lo, hi))
+    return PeerClause(slo.name, slo.sli, slo.objective, threshold, None, total, holds, basis, (lo, hi))
 
 
 def _latency(slo: SLO, run: PeerRun, threshold: float) -> PeerClause:
     samples = run.samples.get(slo.sli)
     if samples:
-        good = sum(1 for s in samples if s <= threshold)
-        holds = good / len(samples) >= slo.objective
-        return PeerClause(slo.name, slo.sli, slo.objective, threshold, good, len(samples), holds,
-                          f"per-request values ({len(samples)} events)")  # fmt: skip
+        good, total = sum(1 for s in samples if s <= threshold), len(samples) + run.failed
+        holds = good / total >= slo.objective
+        return PeerClause(slo.name, slo.sli, slo.objective, threshold, good, total, holds,
+                          f"per-request values ({len(samples)} events{_failed(run)})")  # fmt: skip
     q = run.quantiles.get(slo.sli)
     if q is not None and q.count:
-        return _from_quantiles(slo, q, threshold)
+        return _from_quantiles(slo, q, threshold, run)
     why = f"the {run.tool} file has no {slo.sli} figure m3mon can count events from"
     return PeerClause(slo.name, slo.sli, slo.objective, threshold, None, 0, None, why)
 

@@ -80,9 +80,19 @@ def number(doc: dict[str, object], key: str, *, optional: bool = False) -> float
     value = doc.get(key)
     if value is None and optional:
         return None
+    if value is None:
+        raise FormatError(f"field {key!r} is missing")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise FormatError(f"field {key!r} is {value!r}, expected a number")
     return float(value)
+
+
+def value(item: object, what: str) -> float:
+    """One per-request value as a float; FormatError naming ``what`` when it is not a number (its
+    range is checked with the rest of the run, :mod:`monitor.contract.peers.validate`)."""
+    if isinstance(item, bool) or not isinstance(item, int | float):
+        raise FormatError(f"{what} is {item!r}, expected a number")
+    return float(item)
 
 
 def count(doc: dict[str, object], key: str) -> int:

@@ -9,10 +9,17 @@ never counted) when:
 * the fingerprint cannot be observed now (the endpoint is unreachable): nothing says what the
   file measured;
 * no request completed;
+* more than :data:`MAX_FAILED_SHARE` of its requests failed: the files do not say why a request
+  failed (an overloaded server, a wrong model name or API key, a gateway's 429, a client timeout
+  all read "failed"), so a run made mostly of failures measured them, not the deployment at
+  that load. Below the share every failed request is a bad event of every clause
+  (:mod:`~monitor.contract.peers.judge`), and a latency objective of 95 % or more cannot hold
+  above it anyway: the share only decides whether such a run marks a failing load or nothing;
 * the store's deployment history knows the deployment in force when the run started and it is
   not the one observed now: the deployment changed between the benchmark and the import.
 
-A file already imported (same endpoint, class and start) is refused, nothing stored.
+Refused, nothing stored (exit 2): a file already imported (same endpoint, class and start), and a
+run whose model or target is not the endpoint's unless accepted (:mod:`~monitor.contract.peers.origin`).
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from sqlalchemy.orm import Session
 from monitor.contract.peers.detect import PeerFile
 from monitor.contract.peers.judge import PeerClause, all_hold, judge_peer
 from monitor.contract.peers.model import PeerRun, Quantiles
-from monitor.contract.runs import observe_fingerprint
+from monitor.contract.peers.origin import Identity, Mismatch, mismatches, record
+from monitor.contract.runs import observe_deployment
 from monitor.errors import UsageError
 from monitor.model import Endpoint, RequestClass
 from monitor.probes.timing import percentile
@@ -34,6 +42,9 @@ from monitor.replay.summary import QUANTILES
 from monitor.store.replays import StoredRun, runs, save_run
 from monitor.store.repos import DeploymentRepo
 from monitor.store.store import Store
+
+#: More failed requests than this share of those that ended (completed + failed): not evidence.
+MAX_FAILED_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,7 @@ class Imported:
     run: PeerRun
     clauses: list[PeerClause]
     not_evidence: str | None
+    accepted: tuple[str, ...] = ()  # foreign facts the operator accepted (origin.Mismatch texts)
 
     @property
     def meets_slos(self) -> bool | None:
@@ -59,6 +71,12 @@ def evidence_problem(session: Session, endpoint: str, digest: str | None, run: P
         )
     if run.completed == 0:
         return f"no request completed ({run.failed} failed)"
+    ended = run.completed + run.failed
+    if run.failed > MAX_FAILED_SHARE * ended:
+        return (
+            f"{run.failed} of {ended} requests failed ({run.failed / ended:.1%}, more than "
+            f"{MAX_FAILED_SHARE:.0%}): the run measured its failures, not the deployment at that load"
+        )
     before = [r for r in DeploymentRepo(session).history(endpoint) if r.first_seen <= run.started_at]
     if before and before[-1].fingerprint != digest:
         return (
@@ -90,7 +108,13 @@ def _quantiles(q: Quantiles) -> dict[str, Any]:
             "max": q.maximum}  # fmt: skip
 
 
-def summary(peer: PeerFile, run: PeerRun, clauses: list[PeerClause], why: str | None) -> dict[str, Any]:
+def summary(
+    peer: PeerFile,
+    run: PeerRun,
+    clauses: list[PeerClause],
+    why: str | None,
+    origin: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The stored summary: a replay summary's fields, plus where it came from."""
     out: dict[str, Any] = {
         "requests": run.completed + run.failed, "succeeded": run.completed, "duration": run.duration,
@@ -106,6 +130,7 @@ def summary(peer: PeerFile, run: PeerRun, clauses: list[PeerClause], why: str | 
             "prompt_tokens_mean": run.prompt_tokens, "output_tokens_mean": run.output_tokens,
             "notes": list(run.notes),
             "quantiles": {m: _quantiles(q) for m, q in run.quantiles.items()},
+            "origin": origin,
         },
     }  # fmt: skip
     if why is not None:
@@ -113,9 +138,45 @@ def summary(peer: PeerFile, run: PeerRun, clauses: list[PeerClause], why: str | 
     return out
 
 
-def import_file(db: Store, peer: PeerFile, endpoint: Endpoint, rc: RequestClass) -> list[Imported]:
-    """Observe the fingerprint once, then judge and store every run of ``peer``."""
-    fp, digest = asyncio.run(observe_fingerprint(endpoint))
+@dataclass(frozen=True)
+class Observed:
+    """The endpoint as observed once, at import: fingerprint, digest and identity."""
+
+    fingerprint: dict[str, Any]
+    digest: str | None
+    identity: Identity
+
+    @classmethod
+    def now(cls, endpoint: Endpoint) -> Observed:
+        fp, digest, served = asyncio.run(observe_deployment(endpoint))
+        return cls(fp, digest, Identity.of(endpoint, served))
+
+
+def admit(peer: PeerFile, who: Identity, accept: frozenset[str]) -> list[list[Mismatch]]:
+    """Per run of ``peer``, its foreign facts the operator accepted (``accept``: "model",
+    "target"); a UsageError naming the first one not accepted (nothing is stored then)."""
+    out = []
+    for run in peer.runs:
+        found = mismatches(run, who)
+        for m in found:
+            if m.kind not in accept:
+                raise UsageError(
+                    f"{peer.path}: the run measured {m.text}; nothing stored "
+                    f"(--accept-foreign-{m.kind} to import it as {who.endpoint}'s anyway)"
+                )
+        out.append(found)
+    return out
+
+
+def import_file(
+    db: Store,
+    peer: PeerFile,
+    endpoint: Endpoint,
+    rc: RequestClass,
+    seen: Observed,
+    accepted: list[list[Mismatch]],
+) -> list[Imported]:
+    """Judge and store every run of ``peer`` (admitted: ``accepted`` from :func:`admit`)."""
     out: list[Imported] = []
     with db.session() as s:
         taken = {r.started_at: r.id for r in runs(s, rc.name, endpoint.name)}
@@ -125,12 +186,14 @@ def import_file(db: Store, peer: PeerFile, endpoint: Endpoint, rc: RequestClass)
                     f"{peer.path}: already imported as run {taken[run.started_at]} "
                     f"({endpoint.name}, {rc.name}, same start); nothing stored"
                 )
-        for run in peer.runs:
+        for run, foreign in zip(peer.runs, accepted, strict=True):
             clauses = judge_peer(run, rc.slos)
-            why = evidence_problem(s, endpoint.name, digest, run)
+            why = evidence_problem(s, endpoint.name, seen.digest, run)
+            origin = record(run, seen.identity, foreign)
             row = StoredRun(
                 0, endpoint.name, rc.name, run.started_at, run.duration, run.load_kind, run.load_value,
-                peer.sha256, digest, fp, all_hold(clauses), summary(peer, run, clauses, why),
+                peer.sha256, seen.digest, seen.fingerprint, all_hold(clauses),
+                summary(peer, run, clauses, why, origin),
             )  # fmt: skip
-            out.append(Imported(save_run(s, row), run, clauses, why))
+            out.append(Imported(save_run(s, row), run, clauses, why, tuple(m.text for m in foreign)))
     return out

@@ -28,7 +28,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from monitor.contract.peers.model import LINEAR, FormatError, PeerRun, Quantiles, count, number
+from monitor.contract.peers.model import LINEAR, FormatError, PeerRun, Quantiles, count, number, value
 
 TOOL = "vllm bench serve"
 _METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e"}
@@ -67,42 +67,51 @@ def _per_request(doc: dict[str, Any], completed: int) -> dict[str, list[float]]:
         raise FormatError(f"{len(ok)} requests without an error, but 'completed' is {completed}")
     out: dict[str, list[float]] = {"ttft": [], "e2e": [], "tpot": [], "itl": [], "stall": []}
     for i in ok:
-        ttft, e2e, n, gaps = doc["ttfts"][i], doc["latencies"][i], doc["output_lens"][i], doc["itls"][i]
-        out["ttft"].append(max(float(ttft), 0.0))
-        out["e2e"].append(max(float(e2e), 0.0))
+        ttft, e2e = value(doc["ttfts"][i], f"ttfts[{i}]"), value(doc["latencies"][i], f"latencies[{i}]")
+        n, gaps = value(doc["output_lens"][i], f"output_lens[{i}]"), doc["itls"][i]
+        if not isinstance(gaps, list):
+            raise FormatError(f"itls[{i}] is {gaps!r}, expected a list")
+        gaps = [value(g, f"itls[{i}]") for g in gaps]
+        out["ttft"].append(ttft)
+        out["e2e"].append(e2e)
         if n > 1:
-            out["tpot"].append(max((e2e - ttft) / (n - 1), 0.0))
+            out["tpot"].append((e2e - ttft) / (n - 1))
         chunks = len(gaps) + 1
         per_chunk = n / chunks if n >= chunks else 1.0
         for gap in gaps:
-            out["itl"].extend([max(gap, 0.0) / per_chunk] * max(1, round(per_chunk)))
+            out["itl"].extend([gap / per_chunk] * max(1, round(per_chunk)))
         if gaps:
-            out["stall"].append(max(max(gaps), 0.0))
+            out["stall"].append(max(gaps))
     return out
 
 
 def _latencies_only(doc: dict[str, Any], completed: int) -> dict[str, list[float]]:
     lat = doc.get("latencies")
     if isinstance(lat, list) and doc.get("failed") == 0 and len(lat) == completed:
-        return {"e2e": [max(float(v), 0.0) for v in lat]}
+        return {"e2e": [value(v, f"latencies[{i}]") for i, v in enumerate(lat)]}
     return {}
+
+
+def _ms(doc: dict[str, Any], key: str) -> float:
+    """A reported figure in ms, in seconds (NaN passes here and is refused by the shared checks)."""
+    return value(doc[key], f"field {key!r}") / 1000.0
 
 
 def _quantiles(doc: dict[str, Any], completed: int) -> dict[str, Quantiles]:
     out: dict[str, Quantiles] = {}
     for name, metric in _METRICS.items():
         points = {}
-        for key, value in doc.items():
+        for key in doc:
             m = re.fullmatch(rf"p(\d+(?:\.\d+)?)_{name}_ms", key)
-            if m and isinstance(value, int | float):
-                points[float(m.group(1))] = value / 1000.0
-        if isinstance(doc.get(f"median_{name}_ms"), int | float):
-            points[50.0] = doc[f"median_{name}_ms"] / 1000.0
+            if m:
+                points[float(m.group(1))] = _ms(doc, key)
+        if f"median_{name}_ms" in doc:
+            points[50.0] = _ms(doc, f"median_{name}_ms")
         if not points:
             continue
-        mean = doc.get(f"mean_{name}_ms")
+        mean = _ms(doc, f"mean_{name}_ms") if f"mean_{name}_ms" in doc else None
         n = completed if metric in ("ttft", "e2e") else None
-        out[metric] = Quantiles(n, LINEAR, points, mean / 1000.0 if isinstance(mean, int | float) else None)
+        out[metric] = Quantiles(n, LINEAR, points, mean)
     return out
 
 
