@@ -64,7 +64,7 @@ def _sli_now(model: Model) -> str:
 def _burn(window: str) -> str:
     budget = f"(1 - {cv.SLO_META_OBJECTIVE_RECORD}{SLO_SEL})"
     ratio = cv.sli_error_ratio_record(window) + SLO_SEL
-    return f"max by ({_BY}) ({ratio}\n/ on ({cv.L_CLASS}, {cv.L_SLO}) {budget})"
+    return f"max by ({_BY}) ({ratio}\n/ on ({_BY}) {budget})"  # one-to-one ``on``: keeps only these
 
 
 def _state(expr: str, value: int) -> str:
