@@ -7,6 +7,7 @@
 ``/-/healthy``     200 while the process answers (``/healthz`` is the same)
 ``/-/ready``       200 when ready, else 503 with the reasons (:mod:`monitor.service.readiness`)
 ``/-/reload``      POST or PUT: reload the configuration; 200, or 500 with the error (old config kept)
+``/runbooks/``     every alert's runbook, ``/runbooks/<AlertName>.md`` (:mod:`monitor.service.runbooks`)
 =================  ======================================================================
 
 With a web config that has ``basic_auth_users``, every path (``/-/healthy`` included, as with
@@ -30,6 +31,8 @@ from monitor.service.jobs import Jobs
 from monitor.service.metrics import receiver_of
 from monitor.service.readiness import Readiness
 from monitor.service.receivers import Receivers
+from monitor.service.runbooks import PREFIX as RUNBOOKS
+from monitor.service.runbooks import RunbookPages
 from monitor.web.auth import AuthMiddleware, BasicAuth
 
 
@@ -44,9 +47,15 @@ class Control(Protocol):
 
     def current_auth(self) -> BasicAuth | None: ...
 
+    @property
+    def source(self) -> str:
+        """The configuration file the service runs from (named in the runbooks' banner)."""
+        ...
+
 
 def make_app(exporter: Exporter, jobs: Jobs, control: Control) -> Starlette:
     receivers = Receivers(exporter, jobs)
+    runbooks = RunbookPages(control.source)
 
     async def metrics(_: Request) -> Response:
         return Response(exporter.render(), media_type=CONTENT_TYPE_LATEST)
@@ -76,6 +85,8 @@ def make_app(exporter: Exporter, jobs: Jobs, control: Control) -> Starlette:
             Route("/-/reload", reload, methods=["POST", "PUT"]),
             Route("/alertmanager", receivers.alertmanager, methods=["POST"]),
             Route("/v1/traces", receivers.traces, methods=["POST"]),
+            Route(f"{RUNBOOKS}/", runbooks.index, methods=["GET", "HEAD"]),
+            Route(f"{RUNBOOKS}/{{name}}", runbooks.page, methods=["GET", "HEAD"]),
         ],
         middleware=[Middleware(AuthMiddleware, auth=control.current_auth, rejected=rejected)],
     )
