@@ -130,3 +130,11 @@ def test_engine_dashboard_starts_with_vllms_own_panels(generated: Path) -> None:
     assert units[0] == units[2] == units[4] == units[7] == "s" and units[5] == "percentunit"
     # two panels abreast, as upstream lays them out
     assert [p["gridPos"]["w"] for p in first] == [12] * len(first)
+
+
+def test_compose_grafana_opens_on_the_slo_overview(generated: Path) -> None:
+    grafana = yaml.safe_load((generated / "compose.yaml").read_text())["services"]["grafana"]
+    home = Path(grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"])
+    mounts = [v.split(":")[:2] for v in grafana["volumes"]]
+    local = next(Path(src) / home.relative_to(dst) for src, dst in mounts if home.is_relative_to(dst))
+    assert json.loads((generated / local).read_text())["uid"] == "m3mon-slo-overview"
