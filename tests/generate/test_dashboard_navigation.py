@@ -97,7 +97,7 @@ def test_overview_rows_open_the_class_slo_and_engine_dashboards(generated: Path)
         uid = re.fullmatch(r"/d/([^/]+)/?", parts.path)
         assert uid and uid[1] in dashboards, url
         params = dict(parse_qsl(parts.query, keep_blank_values=True))
-        assert params.get("var-class") == "${__data.fields.Class}", url
+        assert params.get("var-class") == "${__data.fields.class}", url
         assert "${__url_time_range}" in parts.query, url
         variables = {t["name"]: t for t in dashboards[uid[1]]["templating"]["list"]}
         assert "class" in variables, f"{uid[1]} has no class variable for var-class"

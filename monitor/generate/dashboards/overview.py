@@ -115,7 +115,7 @@ def _page_factor(model: Model, long_window: str) -> float:
 
 
 def _links() -> list[dict[str, Any]]:
-    cls = "${__data.fields.Class}"
+    cls = "${__data.fields.class}"  # the label column (its display name is Class)
     return [
         {"title": f"SLOs of {cls}", "url": f"/d/{SLO_UID}/?var-class={cls}&${{__url_time_range}}"},
         {"title": f"vLLM engine: the pool of {cls}",
