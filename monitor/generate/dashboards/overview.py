@@ -17,7 +17,7 @@ from monitor.generate import promql as q
 from monitor.generate.dashboards.common import SLO_SEL, dashboard
 from monitor.generate.dashboards.engine import UID as ENGINE_UID
 from monitor.generate.dashboards.fleet import SLO_UID
-from monitor.generate.dashboards.panels import Layout, Query, stat, table, timeseries
+from monitor.generate.dashboards.panels import Layout, Query, stat, table, targets, timeseries
 from monitor.model import Model
 from monitor.slo import burn
 
@@ -111,7 +111,7 @@ _COLOURED = {"id": "custom.cellOptions", "value": {"type": "color-background", "
 def _page_factor(model: Model, long_window: str) -> float:
     """The lowest page factor over ``long_window`` among the SLOs: the Burn column turns red there."""
     rows = [b for b in cv.BURN_ALERTS if b.severity == "page" and b.long_window == long_window]
-    return min((burn.factor(s, b) for s in model.slos for b in rows), default=14.4)
+    return min(burn.factor(s, b) for s in model.slos for b in rows)
 
 
 def _links() -> list[dict[str, Any]]:
@@ -144,20 +144,17 @@ def overrides(model: Model) -> list[dict[str, Any]]:
     return out
 
 
-def transformations() -> list[dict[str, Any]]:
-    """Merge the per-query tables on their labels, then name and order the columns."""
-    legends = list(COLUMNS)
+def transformations(queries: list[Query]) -> list[dict[str, Any]]:
+    """Merge the per-query tables on their labels, then name and order the columns (Grafana names
+    the value column of query ``A`` ``Value #A``)."""
+    pairs = zip(queries, targets(queries), strict=True)
+    values = {f"Value #{target.refId}": COLUMNS[q.legend] for q, target in pairs}
+    labels = {k: COLUMNS[k] for k in (cv.L_CLASS, cv.L_SLO, cv.L_SLI)}
+    rename = {**labels, **values}
     return [
         {"id": "merge", "options": {}},
-        {
-            "id": "organize",
-            "options": {
-                "excludeByName": {"Time": True},
-                "renameByName": {(f"Value #{chr(65 + i - 3)}" if i >= 3 else k): COLUMNS[k]
-                                 for i, k in enumerate(legends)},
-                "indexByName": {COLUMNS[k]: i for i, k in enumerate(legends)},
-            },
-        },
+        {"id": "organize", "options": {"excludeByName": {"Time": True}, "renameByName": rename,
+                                       "indexByName": {shown: i for i, shown in enumerate(rename.values())}}},
         {"id": "sortBy", "options": {"sort": [{"field": COLUMNS["status"], "desc": True}]}},
     ]  # fmt: skip
 
@@ -174,21 +171,22 @@ def _stats(lay: Layout) -> None:
         ("SLOs out of budget", f"count({budget} <= 0) or vector(0)"),
         ("SLOs without data (SLOMetricAbsent)", firing(cv.ALERT_METRIC_ABSENT)),
     ):
-        red = None if title == "SLOs" else 1
-        panel = stat(title, [Query(expr)], thresholds=[{"color": "green", "value": None}] +
-                     ([{"color": "red", "value": red}] if red else []), colorMode="background")  # fmt: skip
-        lay.add(panel, w=6, h=4)
+        steps = [{"color": "green", "value": None}]
+        if title != "SLOs":  # any SLO burning, out of budget or without data: red
+            steps.append({"color": "red", "value": 1})
+        lay.add(stat(title, [Query(expr)], thresholds=steps, colorMode="background"), w=6, h=4)
 
 
 def build(model: Model, banner: str) -> dict[str, Any]:
     lay = Layout()
     lay.row("Every SLO")
     _stats(lay)
+    queries = table_queries(model)
     lay.add(
         table(
             "SLOs: objective, SLI, budget left, burn rate, status",
-            table_queries(model),
-            transformations(),
+            queries,
+            transformations(queries),
             overrides(model),
             description=(
                 "SLI (period) is 1 − the error ratio over the SLO's period; budget left is the share of "
