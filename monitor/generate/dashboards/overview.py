@@ -171,7 +171,7 @@ def _stats(lay: Layout) -> None:
         ("SLOs out of budget", f"count({budget} <= 0) or vector(0)"),
         ("SLOs without data (SLOMetricAbsent)", firing(cv.ALERT_METRIC_ABSENT)),
     ):
-        steps = [{"color": "green", "value": None}]
+        steps: list[dict[str, Any]] = [{"color": "green", "value": None}]
         if title != "SLOs":  # any SLO burning, out of budget or without data: red
             steps.append({"color": "red", "value": 1})
         lay.add(stat(title, [Query(expr)], thresholds=steps, colorMode="background"), w=6, h=4)
