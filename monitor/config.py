@@ -249,11 +249,23 @@ class ExporterSpec(_Strict):
     #: OTLP/HTTP metrics URL (e.g. http://collector:4318/v1/metrics) for the GenAI client metrics.
     otlp_metrics_endpoint: Annotated[str, Field(pattern=r"^https?://")] | None = None
     otlp_metrics_interval: Duration = Field(default=60.0, gt=0)
+    #: The monitor's address as people open it (a browser on call): runbook links point at its
+    #: ``/runbooks/``. Default: ``http://`` + ``listen`` (a wildcard host becomes 127.0.0.1).
+    external_url: Annotated[str, Field(pattern=r"^https?://[^\s/]+")] | None = None
 
     @field_validator("listen")
     @classmethod
     def _port(cls, value: str) -> str:
         return listen_address(value)
+
+
+def external_url(exporter: ExporterSpec) -> str:
+    """``exporter.external_url`` without a trailing slash, else ``http://`` + ``exporter.listen`` (a
+    wildcard host, which no browser opens, as 127.0.0.1)."""
+    if exporter.external_url:
+        return exporter.external_url.rstrip("/")
+    host, _, port = exporter.listen.rpartition(":")
+    return f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}"
 
 
 class RouteSpec(_Strict):
@@ -266,7 +278,9 @@ class AlertingSpec(_Strict):
     page: RouteSpec = RouteSpec(labels={"severity": "page"}, receiver="pager")
     ticket: RouteSpec = RouteSpec(labels={"severity": "ticket"}, receiver="chat")
     monitor_receiver_url: str = "http://127.0.0.1:9464/alertmanager"
-    runbook_base_url: str = "https://github.com/m3-monitor/m3-monitor/blob/main/alerts/runbooks"
+    #: Where each alert's ``runbook_url`` points (``<base>/<AlertName>.md``). Default: the runbooks the
+    #: monitor itself serves, ``<exporter.external_url>/runbooks``.
+    runbook_base_url: str | None = None
     #: Grafana's address as on-call opens it: burn notifications link the class's SLO dashboard there.
     grafana_url: Annotated[str, Field(pattern=r"^https?://")] = "http://127.0.0.1:3000"
     prometheus_job_vllm: str = "vllm"

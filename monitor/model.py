@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.addresses import checked_storage_url
-from monitor.config import ConfigSpec, load_config, parse_maintenance_file, sqlite_beside
+from monitor.config import ConfigSpec, external_url, load_config, parse_maintenance_file, sqlite_beside
 from monitor.conventions import LATENCY_SLIS, PROBE_LATENCY_BUCKETS, period_window
 from monitor.errors import ConfigError
 from monitor.maintenance import Maintenance, MaintenanceSpec, build_maintenance
@@ -351,7 +351,7 @@ def build_model(
         ticket_receiver=a.ticket.receiver,
         ticket_webhook=a.ticket.webhook_url,
         monitor_receiver_url=a.monitor_receiver_url,
-        runbook_base_url=a.runbook_base_url.rstrip("/"),
+        runbook_base_url=(a.runbook_base_url or f"{external_url(spec.exporter)}/runbooks").rstrip("/"),
         grafana_url=a.grafana_url.rstrip("/"),
         trace_url=a.trace_url,
         job_vllm=a.prometheus_job_vllm,

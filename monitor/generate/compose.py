@@ -25,6 +25,7 @@ from monitor.generate.compose_secrets import (
     otlp_exporter,
     secrets_section,
 )
+from monitor.generate.dashboards.overview import UID as OVERVIEW_UID
 from monitor.generate.provisioning import DASHBOARD_DIR
 from monitor.model import STORAGE_URL_ENV, Endpoint, Model
 
@@ -181,7 +182,12 @@ def _core(model: Model) -> dict[str, Any]:
         "grafana": {
             "image": GRAFANA_IMAGE,
             "network_mode": "host",
-            "environment": {"GF_AUTH_ANONYMOUS_ENABLED": "true", "GF_AUTH_ANONYMOUS_ORG_ROLE": "Viewer"},
+            "environment": {
+                "GF_AUTH_ANONYMOUS_ENABLED": "true",
+                "GF_AUTH_ANONYMOUS_ORG_ROLE": "Viewer",
+                # Grafana opens on the SLO overview
+                "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH": f"{DASHBOARD_DIR}/{OVERVIEW_UID}.json",
+            },
             "volumes": [
                 "./dashboards/provisioning:/etc/grafana/provisioning:ro",
                 f"./dashboards:{DASHBOARD_DIR}:ro",

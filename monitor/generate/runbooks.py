@@ -360,14 +360,24 @@ def _template() -> jinja2.Template:
     return env.get_template("runbook.md.j2")
 
 
-def render_runbooks(alert_names: list[str], banner: str) -> dict[str, str]:
-    """``{AlertName: markdown}`` for every alert; a missing runbook is a :class:`GenerateError`."""
+def _books() -> dict[str, Runbook]:
     from monitor.generate.fleet_runbooks import FLEET_RUNBOOKS
     from monitor.generate.maintenance_rules import MAINTENANCE_RUNBOOKS
     from monitor.generate.self_runbooks import SELF_RUNBOOKS  # imports Runbook from here
     from monitor.generate.store_runbooks import STORE_RUNBOOKS
 
-    books = {**RUNBOOKS, **SELF_RUNBOOKS, **STORE_RUNBOOKS, **FLEET_RUNBOOKS, **MAINTENANCE_RUNBOOKS}
+    return {**RUNBOOKS, **SELF_RUNBOOKS, **STORE_RUNBOOKS, **FLEET_RUNBOOKS, **MAINTENANCE_RUNBOOKS}
+
+
+def every_runbook(banner: str) -> dict[str, str]:
+    """``{AlertName: markdown}`` for every alert any configuration can generate (what ``m3mon run``
+    serves under ``/runbooks/``: the same text ``m3mon generate`` writes to ``alerts/runbooks``)."""
+    return render_runbooks(sorted(_books()), banner)
+
+
+def render_runbooks(alert_names: list[str], banner: str) -> dict[str, str]:
+    """``{AlertName: markdown}`` for every alert; a missing runbook is a :class:`GenerateError`."""
+    books = _books()
     missing = sorted(set(alert_names) - books.keys())
     if missing:
         raise GenerateError(f"no runbook text for alerts: {', '.join(missing)}")

@@ -7,6 +7,7 @@
 ``/-/healthy``     200 while the process answers (``/healthz`` is the same)
 ``/-/ready``       200 when ready, else 503 with the reasons (:mod:`monitor.service.readiness`)
 ``/-/reload``      POST or PUT: reload the configuration; 200, or 500 with the error (old config kept)
+``/runbooks/``     every alert's runbook, ``/runbooks/<AlertName>.md`` (:mod:`monitor.service.runbooks`)
 =================  ======================================================================
 
 With a web config that has ``basic_auth_users``, every path (``/-/healthy`` included, as with
@@ -29,6 +30,8 @@ from monitor.service.jobs import Jobs
 from monitor.service.metrics import receiver_of
 from monitor.service.readiness import Readiness
 from monitor.service.receivers import Receivers
+from monitor.service.runbooks import PREFIX as RUNBOOKS
+from monitor.service.runbooks import RunbookPages
 from monitor.web.auth import AuthMiddleware, BasicAuth
 
 
@@ -43,9 +46,15 @@ class Control(Protocol):
 
     def current_auth(self) -> BasicAuth | None: ...
 
+    @property
+    def source(self) -> str:
+        """The configuration file the service runs from (named in the runbooks' banner)."""
+        ...
+
 
 def make_app(exporter: Exporter, jobs: Jobs, control: Control) -> Starlette:
     receivers = Receivers(exporter, jobs)
+    runbooks = RunbookPages(control.source)
 
     async def metrics(request: Request) -> Response:
         body, content_type = exporter.render_for(request.headers.get("accept", ""))
@@ -76,6 +85,8 @@ def make_app(exporter: Exporter, jobs: Jobs, control: Control) -> Starlette:
             Route("/-/reload", reload, methods=["POST", "PUT"]),
             Route("/alertmanager", receivers.alertmanager, methods=["POST"]),
             Route("/v1/traces", receivers.traces, methods=["POST"]),
+            Route(f"{RUNBOOKS}/", runbooks.index, methods=["GET", "HEAD"]),
+            Route(f"{RUNBOOKS}/{{name}}", runbooks.page, methods=["GET", "HEAD"]),
         ],
         middleware=[Middleware(AuthMiddleware, auth=control.current_auth, rejected=rejected)],
     )

@@ -126,6 +126,10 @@ class Service:
     def current_auth(self) -> BasicAuth | None:
         return self.auth
 
+    @property
+    def source(self) -> str:
+        return self.model.source
+
     def set_users(self, users: Mapping[str, str]) -> None:
         if not users:
             self.auth = None

@@ -87,8 +87,9 @@ def _promtool_doc(rules: str) -> dict[str, Any]:
                                  "summary": "steady avail: error budget runs out within 7d",
                                  "description": "At the burn of the last 1h and of the last 1d, SLO steady/avail "
                                                 "spends what is left of its 30d error budget in less than 7d.",
-                                 "runbook_url": "https://github.com/m3-monitor/m3-monitor/blob/main/alerts/"
-                                                "runbooks/SLOErrorBudgetExhaustionSoon.md"}}]}  # fmt: skip
+                                 # the default: the runbook the monitor serves on exporter.listen
+                                 "runbook_url": "http://127.0.0.1:9464/runbooks/SLOErrorBudgetExhaustionSoon.md",
+                                 }}]}  # fmt: skip
     return {
         "rule_files": [rules],
         "evaluation_interval": "1h",  # rules run hourly (fast); the 5m samples still fill every window

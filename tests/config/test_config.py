@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,38 @@ def test_config_literals_match_conventions() -> None:
     probe_kinds = RequestClassSpec.model_fields["probes"].annotation
     assert set(PROBE_KINDS) == set(probe_kinds.__args__[0].__args__)  # type: ignore[union-attr]
     assert set(SLI_KINDS) == set(SLOSpec.model_fields["sli"].annotation.__args__)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("exporter", "alerting", "base"),
+    [
+        ({}, {}, "http://127.0.0.1:9464/runbooks"),
+        ({"listen": "10.0.0.5:9500"}, {}, "http://10.0.0.5:9500/runbooks"),
+        ({"listen": "0.0.0.0:9464"}, {}, "http://127.0.0.1:9464/runbooks"),  # no browser opens 0.0.0.0
+        ({"external_url": "https://m3mon.example.org/"}, {}, "https://m3mon.example.org/runbooks"),
+        ({}, {"runbook_base_url": "https://wiki.example.org/rb/"}, "https://wiki.example.org/rb"),
+    ],
+)
+def test_runbook_links_default_to_the_runbooks_the_monitor_serves(
+    exporter: dict[str, str], alerting: dict[str, str], base: str
+) -> None:
+    text = (
+        "version: m3mon/v1\n"
+        "endpoints: [{name: a, base_url: 'http://127.0.0.1:8000', model: m, classes: [c]}]\n"
+        "request_classes: [{name: c, max_context_tokens: 32768, probes: [chat],\n"
+        "                   slos: [{name: availability, sli: availability, objective: 99}]}]\n"
+        f"exporter: {json.dumps(exporter)}\nalerting: {json.dumps(alerting)}\n"
+    )
+    assert build_model(parse_config(text)).alerting.runbook_base_url == base
+
+
+def test_external_url_must_be_a_url() -> None:
+    text = (
+        "version: m3mon/v1\n"
+        "endpoints: [{name: a, base_url: 'http://127.0.0.1:8000', model: m, classes: [c]}]\n"
+        "request_classes: [{name: c, max_context_tokens: 32768, probes: [chat],\n"
+        "                   slos: [{name: availability, sli: availability, objective: 99}]}]\n"
+        "exporter: {external_url: m3mon.example.org}\n"
+    )
+    with pytest.raises(ConfigError, match=r"exporter\.external_url: expected a value matching \^https"):
+        parse_config(text)

@@ -10,6 +10,7 @@ import json
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -206,3 +207,60 @@ def test_listed_records_have_data_and_quiet_alerts_stay_quiet(prom: tuple[str, M
     for alert in ALERTS_QUIET:
         rule = next(r for r in rules if r.get("alert") == alert)
         assert query(url, rule["expr"]) == [], alert
+
+
+# --- the SLO overview's table: one row per SLO, every column from what the rules record ---------
+
+
+def _config_slos() -> dict[tuple[str, str], tuple[float, str]]:
+    """examples/monitor.yaml's SLOs, read from the file: (class, slo) -> (objective ratio, source)."""
+    config = yaml.safe_load((REPO / "examples" / "monitor.yaml").read_text())
+    return {(c["name"], s["name"]): (s["objective"] / 100, s["source"])
+            for c in config["request_classes"] for s in c["slos"]}  # fmt: skip
+
+
+def _overview() -> dict[str, Any]:
+    return json.loads((REPO / "dashboards" / "m3mon-slo-overview.json").read_text())
+
+
+def _rows_at(url: str, expr: str, at: float) -> dict[tuple[str, str], float]:
+    """``{(class, slo): value}`` of ``expr`` at ``at``; every series labelled exactly class, slo, sli
+    (Grafana's merge transformation joins the table's queries on their labels)."""
+    body = httpx.get(f"{url}/api/v1/query", params={"query": expr, "time": at}, timeout=10).json()
+    assert body["status"] == "success", f"{expr!r}: {body.get('error')}"
+    out = {}
+    for r in body["data"]["result"]:
+        assert set(r["metric"]) == {"class", "slo", "sli"}, (expr[:80], r["metric"])
+        out[(r["metric"]["class"], r["metric"]["slo"])] = float(r["value"][1])
+    return out
+
+
+def test_overview_table_has_a_row_per_slo_and_its_columns_have_data(prom: tuple[str, Model]) -> None:
+    url, _ = prom
+    slos = _config_slos()
+    server = {k for k, (_, source) in slos.items() if source == "server"}  # traffic flows to these
+    table = next(p for p in _overview()["panels"] if p["type"] == "table")
+    exprs = {t["legendFormat"]: _expand(t["expr"]) for t in table["targets"]}
+    assert all(t["format"] == "table" and t["instant"] for t in table["targets"])
+    for column in ("sli_now", "budget", "burn1h", "burn6h"):
+        wait_for(lambda c=column: server <= query_rows(url, exprs[c]).keys(), 30, f"{column} of server SLOs")
+    at = time.time()
+    rows = {column: _rows_at(url, expr, at) for column, expr in exprs.items()}
+    assert rows["objective"] == pytest.approx({k: objective for k, (objective, _) in slos.items()})
+    assert rows["status"].keys() == slos.keys()
+    for key, status in rows["status"].items():
+        assert status in (-1, 0, 1, 2, 3), key
+        assert (status == -1) == (key not in rows["budget"]), key  # no data: the period holds no events
+    for key, budget in rows["budget"].items():
+        objective = slos[key][0]  # SLI = 1 - error ratio; budget left = 1 - error ratio / (1 - objective)
+        assert rows["sli_now"][key] == pytest.approx(1 - (1 - budget) * (1 - objective), abs=1e-9), key
+        assert 0 <= rows["sli_now"][key] <= 1 and rows["burn1h"][key] >= 0 and rows["burn6h"][key] >= 0
+    stats = {
+        p["title"]: _expand(p["targets"][0]["expr"]) for p in _overview()["panels"] if p["type"] == "stat"
+    }
+    assert float(query(url, stats["SLOs"])[0]["value"][1]) == len(slos)
+    assert all(_numeric(query(url, expr)) for expr in stats.values())
+
+
+def query_rows(url: str, expr: str) -> dict[tuple[str, str], float]:
+    return {(r["metric"]["class"], r["metric"]["slo"]): float(r["value"][1]) for r in query(url, expr)}

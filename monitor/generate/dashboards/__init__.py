@@ -1,11 +1,12 @@
-"""Grafana dashboards built with grafanalib: fleet, SLOs, latency, caches, spec decode, probes, engine."""
+"""Grafana dashboards built with grafanalib: SLO overview, fleet, SLOs, latency, caches, spec decode,
+probes, engine."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from monitor import conventions as cv
-from monitor.generate.dashboards import engine, engine_extras, fleet, probes
+from monitor.generate.dashboards import engine, engine_extras, fleet, overview, probes
 from monitor.model import Model
 
 
@@ -13,6 +14,7 @@ def all_dashboards(model: Model, source: str = "") -> dict[str, dict[str, Any]]:
     """``{uid: dashboard JSON}`` for every dashboard."""
     banner = cv.DO_NOT_EDIT.format(source=source or model.source)
     builders = (
+        overview.build,
         fleet.build_fleet,
         fleet.build_slo,
         engine_extras.build_latency,

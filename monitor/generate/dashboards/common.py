@@ -11,6 +11,7 @@ from monitor.generate import promql as q
 from monitor.generate.dashboards.panels import (
     Layout,
     Query,
+    dashboard_links,
     deployment_annotation,
     maintenance_annotation,
     template_vars,
@@ -19,6 +20,8 @@ from monitor.generate.dashboards.panels import (
 from monitor.model import Model
 
 RATE = "$__rate_interval"
+#: Every generated dashboard carries this tag; each links to all of them through it.
+TAG = "m3mon"
 
 
 #: Where the probes' network stage comes from, on every panel that draws it.
@@ -122,7 +125,7 @@ def dashboard(
     d = g.Dashboard(
         title=title,
         uid=uid,
-        tags=["m3mon", "minimax-m3"],
+        tags=[TAG, "minimax-m3"],
         timezone="browser",
         refresh="30s",
         time=g.Time("now-6h", "now"),
@@ -131,7 +134,9 @@ def dashboard(
         schemaVersion=39,
     )
     annotations = [deployment_annotation(model.alerting.job_monitor), maintenance_annotation()]
-    return to_json(d, annotations, banner)
+    out = to_json(d, annotations, banner)
+    out["links"] = dashboard_links(TAG)
+    return out
 
 
 SLO_SEL = '{class=~"$class"}'

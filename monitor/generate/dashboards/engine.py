@@ -1,46 +1,58 @@
 """vLLM engine dashboard: a counterpart of every panel of vLLM's example dashboards.
 
-Panels follow ``examples/online_serving/prometheus_grafana/grafana.json`` and the 0.33
+Panels follow ``examples/observability/prometheus_grafana/grafana.json`` and the 0.33
 ``performance_statistics.json`` / ``query_statistics.json`` with current metric names, filtered by
-the endpoint and model variables. :mod:`monitor.generate.dashboards.parity` lists which panel
-here stands for which upstream panel. Unlike upstream, histogram quantiles are per endpoint (token
-buckets follow each pool's max-model-len), and the request-size row repeats once per endpoint.
+the endpoint and model variables. The first row holds the panels of vLLM's own example dashboard
+in its order, each reading an earlier vLLM generation's name where the newest is absent.
+:mod:`monitor.generate.dashboards.parity` lists which panel here stands for which upstream panel.
+The class variable narrows the endpoints to a class's pool (the SLO overview links here with it).
+Unlike upstream, histogram quantiles are per endpoint (token buckets follow each pool's
+max-model-len), and the request-size row repeats once per endpoint.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from monitor import conventions as cv
 from monitor.generate.dashboards.common import LAYOUT, RATE, dashboard, quantiles, range_stat, vllm_sel
 from monitor.generate.dashboards.gpu import add_gpu_row
-from monitor.generate.dashboards.panels import Layout, Query, heatmap, stat, timeseries
+from monitor.generate.dashboards.panels import ENDPOINT_OF_CLASS, Layout, Query, heatmap, stat, timeseries
 from monitor.model import Model
+from monitor.scrape.names import SOURCES
 
 UID = "m3mon-vllm-engine"
 
-_LATENCIES = (
-    ("E2E request latency", cv.VLLM_E2E),
-    ("Time to first token", cv.VLLM_TTFT),
-    ("Inter-token latency", cv.VLLM_ITL),
-    ("Time per output token (TPOT)", cv.VLLM_TPOT),
-)
 _STAT_OF = (("E2E", cv.VLLM_E2E), ("TTFT", cv.VLLM_TTFT), ("ITL", cv.VLLM_ITL))
 _STATS = (("P50", 0.5), ("P90", 0.9), ("P99", 0.99), ("Avg", None))
 
-
-def _latency(lay: Layout, s: str) -> None:
-    lay.row("Latency")
-    for title, metric in _LATENCIES:
-        lay.add(timeseries(title, quantiles(metric, s), unit="s"))
-    lay.row("Latency over the selected range")
-    for name, metric in _STAT_OF:
-        for label, q in _STATS:
-            lay.add(stat(f"{name} ({label})", [range_stat(metric, s, q)], unit="s"), w=6, h=4)
+#: The first row: the panels of vLLM's own example dashboard
+#: (``examples/observability/prometheus_grafana/grafana.json``), in its order.
+FIRST_ROW = "vLLM (the panels of vLLM's example dashboard)"
 
 
-def _load(lay: Layout, s: str) -> None:
-    lay.row("Load and throughput")
+def older_names(metric: str) -> tuple[str, ...]:
+    """Earlier vLLM generations' names of ``metric`` (the scrape name table's higher ranks), newest
+    first: ``vllm:gpu_cache_usage_perc`` for ``vllm:kv_cache_usage_perc``."""
+    newest = next(x for x in SOURCES if x.metric == metric and x.rank == 0)
+    older = [x for x in SOURCES if x.field == newest.field and x.kind == newest.kind and x.rank > 0]
+    return tuple(x.metric for x in sorted(older, key=lambda x: x.rank) if x.metric.startswith("vllm:"))
+
+
+def _any_generation(metric: str, build: Callable[[str], list[Query]]) -> list[Query]:
+    """``build``'s queries for ``metric``, each falling back (``or``, per endpoint) to the same query
+    on an earlier generation's name where the newest is absent."""
+    out = build(metric)
+    for name in older_names(metric):
+        out = [Query(f"{a.expr}\nor\n{b.expr}", a.legend) for a, b in zip(out, build(name), strict=True)]
+    return out
+
+
+def _first_row(lay: Layout, s: str) -> None:
+    """E2E, token throughput, ITL, scheduler state, TTFT, KV cache, finish reason, TPOT."""
+    lay.row(FIRST_ROW)
+    lay.add(timeseries("E2E request latency", quantiles(cv.VLLM_E2E, s), unit="s"))
     lay.add(
         timeseries(
             "Token throughput",
@@ -51,6 +63,8 @@ def _load(lay: Layout, s: str) -> None:
             ],
         )
     )
+    itl = _any_generation(cv.VLLM_ITL, lambda m: quantiles(m, s))
+    lay.add(timeseries("Inter-token latency", itl, unit="s"))
     lay.add(
         timeseries(
             "Scheduler state",
@@ -60,24 +74,23 @@ def _load(lay: Layout, s: str) -> None:
             ],
         )
     )
-    lay.add(
-        timeseries(
-            "KV cache utilization",
-            [Query(f"max by (endpoint) ({cv.VLLM_KV_USAGE}{s})", "{{endpoint}}")],
-            unit="percentunit",
-        )
-    )
-    lay.add(
-        timeseries(
-            "Finish reason",
-            [
-                Query(
-                    f"sum by (finished_reason) (increase({cv.VLLM_REQUEST_SUCCESS}{s}[{RATE}]))",
-                    "{{finished_reason}}",
-                )
-            ],
-        )
-    )
+    lay.add(timeseries("Time to first token", quantiles(cv.VLLM_TTFT, s), unit="s"))
+    kv = _any_generation(cv.VLLM_KV_USAGE, lambda m: [Query(f"max by (endpoint) ({m}{s})", "{{endpoint}}")])
+    lay.add(timeseries("KV cache utilization", kv, unit="percentunit"))
+    finished = f"sum by (finished_reason) (increase({cv.VLLM_REQUEST_SUCCESS}{s}[{RATE}]))"
+    lay.add(timeseries("Finish reason", [Query(finished, "{{finished_reason}}")]))
+    lay.add(timeseries("Time per output token (TPOT)", quantiles(cv.VLLM_TPOT, s), unit="s"))
+
+
+def _latency(lay: Layout, s: str) -> None:
+    lay.row("Latency over the selected range")
+    for name, metric in _STAT_OF:
+        for label, q in _STATS:
+            lay.add(stat(f"{name} ({label})", [range_stat(metric, s, q)], unit="s"), w=6, h=4)
+
+
+def _load(lay: Layout, s: str) -> None:
+    lay.row("Requests")
     lay.add(
         timeseries(
             "Successful requests",
@@ -172,10 +185,12 @@ def _sizes(lay: Layout, s: str) -> None:
 def build(model: Model, banner: str) -> dict[str, Any]:
     s = vllm_sel(model)
     lay = Layout()
+    _first_row(lay, s)
     _latency(lay, s)
     _load(lay, s)
     add_gpu_row(lay, model, s)
     _phases(lay, s)
     _volume(lay, s)
     _sizes(lay, s)  # last: a repeated row holds every panel up to the next row
-    return dashboard(model, UID, "M3 / vLLM engine", lay, banner, ("endpoint", "model"))
+    variables = ("class", ENDPOINT_OF_CLASS, "model")
+    return dashboard(model, UID, "M3 / vLLM engine", lay, banner, variables)

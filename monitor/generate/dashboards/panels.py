@@ -45,6 +45,8 @@ _LEGACY_PANEL = (
     "yBucketNumber",
     "yBucketSize",
 )
+#: Keys grafanalib's Table still writes at the panel level (Grafana 7 and older).
+_LEGACY_TABLE = ("columns", "fontSize", "mappings", "styles", "sort", "scroll", "transform")
 _ROW_KEYS = ("collapsed", "gridPos", "id", "panels", "repeat", "title", "type")
 _LEGACY_TEMPLATE = ("auto", "auto_count", "auto_min", "tagValuesQuery", "tagsQuery", "useTags")
 
@@ -117,6 +119,48 @@ def stat(title: str, queries: list[Query], unit: str = "", **kw: Any) -> Any:
     return g.Stat(title=title, dataSource=DS, targets=targets(queries), format=unit or "none", **kw)
 
 
+def table(
+    title: str,
+    queries: list[Query],
+    transformations: list[dict[str, Any]],
+    overrides: list[dict[str, Any]],
+    description: str = "",
+) -> Any:
+    """A table of instant queries (format ``table``), one column per query after ``transformations``;
+    ``overrides`` set each column's unit, colours, value mappings and data links."""
+    instant = [Query(q.expr, q.legend, instant=True) for q in queries]
+    panel = g.Table(title=title, dataSource=DS, targets=targets(instant, "table"), description=description)
+    panel.transformations = transformations
+    panel.thresholds = [{"color": "green", "value": None}]
+    panel.extraJson = {
+        "fieldConfig": {
+            "defaults": {"custom": {"align": "auto", "cellOptions": {"type": "auto"}}},
+            "overrides": overrides,
+        },
+        "options": {"showHeader": True, "cellHeight": "sm", "footer": {"show": False}},
+    }
+    return panel
+
+
+def dashboard_links(tag: str) -> list[dict[str, Any]]:
+    """The dashboard-level link to every dashboard tagged ``tag``, carrying the time range and the
+    variables (endpoint, model, class) across."""
+    return [
+        {
+            "type": "dashboards",
+            "tags": [tag],
+            "asDropdown": False,
+            "includeVars": True,
+            "keepTime": True,
+            "targetBlank": False,
+            "title": "M3 dashboards",
+            "tooltip": "",
+            "icon": "external link",
+            "url": "",
+        }
+    ]
+
+
 def heatmap(title: str, queries: list[Query]) -> Any:
     """Buckets over time; Grafana de-cumulates them (format ``heatmap``), so one query must hold
     exactly one bucket layout: place it in a row repeated per endpoint (``Layout.row(repeat=...)``)."""
@@ -127,12 +171,20 @@ def heatmap(title: str, queries: list[Query]) -> Any:
     return panel
 
 
+#: The variable ``endpoint`` narrowed to the endpoints serving the selected classes (the monitor
+#: probes every class on every endpoint of its pool): a link that sets ``var-class`` opens the
+#: dashboard on that class's pool. Its "All" is the listed endpoints, not ``.*``.
+ENDPOINT_OF_CLASS = "endpoint_of_class"
+
+
 def template_vars(*names: str) -> list[Any]:
-    """The datasource variable plus the requested label variables (endpoint, model, class)."""
+    """The datasource variable plus the requested label variables (endpoint, model, class, or
+    :data:`ENDPOINT_OF_CLASS`, named ``endpoint``)."""
     queries = {
         "endpoint": f"label_values(up, {cv.L_ENDPOINT})",
         "model": f"label_values({cv.VLLM_RUNNING}, {cv.L_MODEL})",
         "class": f"label_values({cv.PROBE_TOTAL}, {cv.L_CLASS})",
+        ENDPOINT_OF_CLASS: f'label_values({cv.PROBE_TOTAL}{{{cv.L_CLASS}=~"$class"}}, {cv.L_ENDPOINT})',
     }
     out = [
         g.Template(
@@ -149,13 +201,13 @@ def template_vars(*names: str) -> list[Any]:
     for name in names:
         out.append(
             g.Template(
-                name=name,
-                label=name.capitalize(),
+                name=cv.L_ENDPOINT if name == ENDPOINT_OF_CLASS else name,
+                label="Endpoint" if name == ENDPOINT_OF_CLASS else name.capitalize(),
                 query=queries[name],
                 dataSource=DS,
                 includeAll=True,
                 multi=True,
-                allValue=".*",
+                allValue=None if name == ENDPOINT_OF_CLASS else ".*",
                 refresh=2,
                 type="query",
                 sort=1,
@@ -200,10 +252,27 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _base_steps(value: Any) -> Any:
+    """Threshold steps with their ``value`` key back: the base step's is null (``_clean`` dropped it)."""
+    if isinstance(value, dict):
+        if value.get("mode") == "absolute" and isinstance(value.get("steps"), list):
+            for step in value["steps"]:
+                step.setdefault("value", None)
+        for v in value.values():
+            _base_steps(v)
+    elif isinstance(value, list):
+        for v in value:
+            _base_steps(v)
+    return value
+
+
 def _clean_panel(panel: dict[str, Any]) -> dict[str, Any]:
     if panel.get("type") == "row":
         return {k: v for k, v in panel.items() if k in _ROW_KEYS}
     out = {k: v for k, v in panel.items() if k not in _LEGACY_PANEL}
+    if out.get("type") == "table":
+        out = {k: v for k, v in out.items() if k not in _LEGACY_TABLE}
+        out["fieldConfig"]["defaults"]["custom"].pop("displayMode", None)  # Grafana 10: cellOptions
     if out.get("type") == "heatmap":
         out.setdefault("fieldConfig", {}).setdefault("overrides", [])
     if out.get("type") == "stat":
@@ -221,7 +290,7 @@ def to_json(dashboard: Any, annotations: list[dict[str, Any]], description: str)
     data: dict[str, Any] = _clean(raw)
     for key in _LEGACY_DASHBOARD:
         data.pop(key, None)
-    data["panels"] = [_clean_panel(p) for p in data["panels"]]
+    data["panels"] = [_base_steps(_clean_panel(p)) for p in data["panels"]]
     data["templating"]["list"] = [
         {k: v for k, v in t.items() if k not in _LEGACY_TEMPLATE} for t in data["templating"]["list"]
     ]
