@@ -86,11 +86,20 @@ def surface(page: Page) -> Surface:
 
 def assess(endpoint: str, needs: Iterable[Need], page: Surface) -> tuple[Drift, ...]:
     """Each need of ``endpoint`` judged against ``page`` (module docstring), in the needs' order."""
-    return tuple(_judge(endpoint, need, page) for need in needs)
+    needs = list(needs)
+    readers = {n.family: set(n.users) for n in needs}
+    return tuple(_judge(endpoint, need, page, readers) for need in needs)
 
 
-def _judge(endpoint: str, need: Need, page: Surface) -> Drift:
+def _judge(endpoint: str, need: Need, page: Surface, readers: dict[str, set[str]]) -> Drift:
     f, served = need.family, page.families
+    history = BY_NAME.get(f)
+    other = PREDECESSOR.get(f) or (history.successor if history is not None else None)
+    if f not in served and other in served and set(need.users) <= readers.get(other or "", set()):
+        # every reader falls back to the other name of the same quantity (``new or old``)
+        return Drift(
+            endpoint, f, need.users, SERVED, f"served as {other}, which its readers also read", other
+        )
 
     def drift(status: str, detail: str, replacement: str | None = None) -> Drift:
         return Drift(endpoint, f, need.users, status, detail, replacement)
@@ -98,7 +107,6 @@ def _judge(endpoint: str, need: Need, page: Surface) -> Drift:
     if f in served:
         missing = _missing_label(f, page)
         return drift(LABEL, missing) if missing else drift(SERVED, "served")
-    history = BY_NAME.get(f)
     older = PREDECESSOR.get(f)
     if older is not None and older in served:
         since = f" (vLLM {history.since}+)" if history is not None and history.since else ""
