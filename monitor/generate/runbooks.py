@@ -65,6 +65,10 @@ RUNBOOKS: dict[str, Runbook] = {
             "Latency SLO: lower concurrency (`--max-num-seqs`) or shed load. " + _KV,
             "Correctness SLO: check `--tool-call-parser minimax_m3 --reasoning-parser minimax_m3 "
             "--enable-auto-tool-choice` are set.",
+            "Stall SLO (streams stalled mid-response): answers pause for longer than the threshold "
+            "between two chunks. If the pause never ends, the engine is hung (`VLLMEngineStalled`): "
+            "restart it. If it ends, look for preemptions and long prefills that block decode "
+            "(`--max-num-batched-tokens`).",
         ),
         slo_scoped=True,
     ),
