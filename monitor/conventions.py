@@ -381,6 +381,8 @@ ALERT_METRIC_ABSENT: Final = "SLOMetricAbsent"
 ALERT_MAINTENANCE: Final = "M3MonMaintenanceInProgress"
 ALERT_THRESHOLD_NOT_EDGE: Final = "SLOThresholdNotBucketEdge"
 ALERT_ENDPOINT_DOWN: Final = "VLLMEndpointDown"
+#: Requests sit in the engine, it counts no token, and it still answers (monitor/generate/stall_rules.py).
+ALERT_ENGINE_STALLED: Final = "VLLMEngineStalled"
 ALERT_MONITOR_DOWN: Final = "M3MonMonitorDown"
 ALERT_PROBES_FAILING: Final = "VLLMHealthyButProbesFailing"
 ALERT_SCRAPE_FAILING: Final = "M3MonScrapeFailing"
@@ -415,6 +417,7 @@ INFO_ALERT_NAMES: Final = (ALERT_MAINTENANCE,)
 OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_ROUTING_LEAK,
     ALERT_ENDPOINT_DOWN,
+    ALERT_ENGINE_STALLED,
     ALERT_MONITOR_DOWN,
     ALERT_PROBES_FAILING,
     ALERT_SCRAPE_FAILING,

@@ -13,6 +13,7 @@ from monitor.generate import promql as q
 from monitor.generate.probe_rules import probe_groups
 from monitor.generate.rules import Alert, Group
 from monitor.generate.self_rules import self_alerts
+from monitor.generate.stall_rules import stall_alerts
 from monitor.model import Model
 
 KV_CACHE_HIGH = 0.9
@@ -290,6 +291,7 @@ def operational_groups(model: Model) -> list[Group]:
     return [
         Group("m3mon-operational-routing", alerts=tuple(_routing(model))),
         Group("m3mon-operational-availability", alerts=tuple(_availability(model))),
+        Group("m3mon-operational-stall", alerts=tuple(stall_alerts(model))),
         *probe_groups(model),
         Group("m3mon-operational-saturation", alerts=tuple(_saturation(model))),
         Group("m3mon-operational-efficiency", alerts=tuple(_efficiency(model))),

@@ -65,18 +65,21 @@ def _op_case(
     at: str,
     fire: dict[str, str] | None,
     value_text: str = "",
+    interval: str = "1m",
 ) -> dict[str, Any]:
     exp = []
     if fire is not None:
         e = _expected(_alert(model, alert), model, fire)
         e["exp_annotations"] = {
-            k: v.replace("{{ $value | humanizePercentage }}", value_text)
+            k: v.replace("{{ $value | humanizePercentage }}", value_text).replace(
+                '{{ printf "%.0f" $value }}', value_text
+            )
             for k, v in e["exp_annotations"].items()
         }
         exp.append(e)
     return {
         "name": name,
-        "interval": "1m",
+        "interval": interval,
         "input_series": [{"series": s, "values": v} for s, v in series],
         "alert_rule_test": [{"eval_time": at, "alertname": alert, "exp_alerts": exp}],
     }
@@ -91,6 +94,14 @@ def operational_tests(model: Model) -> dict[str, Any]:
     scrape = f'{cv.SCRAPE_SUCCESS}{{job="{mon}",endpoint="{ep}",instance="127.0.0.1:9464"}}'
     up_labels = {"job": job, "endpoint": ep, "instance": "127.0.0.1:8000"}
     scrape_labels = {"job": mon, "endpoint": ep, "instance": "127.0.0.1:9464"}
+    engine = f'{{job="{job}",endpoint="{ep}",instance="127.0.0.1:8000",model_name="m",engine="0"}}'
+
+    def engine_series(running: str, tokens: str) -> list[tuple[str, str]]:
+        """Scraped every 15 s: requests running, both token counters, KV usage flat, up."""
+        return [(cv.VLLM_RUNNING + engine, running), (cv.VLLM_WAITING + engine, "0x40"),
+                (cv.VLLM_GENERATION_TOKENS + engine, tokens), (cv.VLLM_PROMPT_TOKENS + engine, tokens),
+                (cv.VLLM_KV_USAGE + engine, "0.3x40"), (up, "1x40")]  # fmt: skip
+
     return {
         "rule_files": ["../operational.rules.yml"],
         "evaluation_interval": "1m",
@@ -112,6 +123,34 @@ def operational_tests(model: Model) -> dict[str, Any]:
                 None,
             ),
             _op_case(model, "endpoint up fires nothing", [(up, "1x20")], cv.ALERT_ENDPOINT_DOWN, "15m", None),
+            _op_case(
+                model,
+                "engine stalled with 3 requests running pages",
+                engine_series("3x40", "0+100x8 800x32"),
+                cv.ALERT_ENGINE_STALLED,
+                "4m",
+                {"endpoint": ep},
+                "3",
+                interval="15s",
+            ),
+            _op_case(
+                model,
+                "idle engine fires nothing",
+                engine_series("0x40", "800x40"),
+                cv.ALERT_ENGINE_STALLED,
+                "4m",
+                None,
+                interval="15s",
+            ),
+            _op_case(
+                model,
+                "engine moving 2 tokens a scrape fires nothing",
+                engine_series("3x40", "0+2x40"),
+                cv.ALERT_ENGINE_STALLED,
+                "4m",
+                None,
+                interval="15s",
+            ),
             _op_case(
                 model,
                 "KV cache at 95% for 15m tickets",

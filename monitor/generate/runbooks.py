@@ -16,6 +16,7 @@ from monitor.bottleneck.rules import RULES
 from monitor.errors import GenerateError
 from monitor.generate import operational_rules as op
 from monitor.generate import probe_rules as pr
+from monitor.generate import stall_rules as st
 
 _ROLLBACK = "If a deployment changed recently (see the *Deployment changes* annotations), roll it back."
 _FAILOVER = "Fail over: move the affected request class to another pool while you investigate."
@@ -64,6 +65,10 @@ RUNBOOKS: dict[str, Runbook] = {
             "Latency SLO: lower concurrency (`--max-num-seqs`) or shed load. " + _KV,
             "Correctness SLO: check `--tool-call-parser minimax_m3 --reasoning-parser minimax_m3 "
             "--enable-auto-tool-choice` are set.",
+            "Stall SLO (streams stalled mid-response): answers pause for longer than the threshold "
+            "between two chunks. If the pause never ends, the engine is hung (`VLLMEngineStalled`): "
+            "restart it. If it ends, look for preemptions and long prefills that block decode "
+            "(`--max-num-batched-tokens`).",
         ),
         slo_scoped=True,
     ),
@@ -156,6 +161,32 @@ RUNBOOKS: dict[str, Runbook] = {
             _FAILOVER,
             "If it crashes at startup with out-of-memory: lower `--max-model-len` or raise "
             "`--gpu-memory-utilization`; check all 8 GPUs are visible (`--tensor-parallel-size 8`).",
+            _ROLLBACK,
+        ),
+    ),
+    cv.ALERT_ENGINE_STALLED: Runbook(
+        "page",
+        "Requests have been running or waiting on the endpoint for two scrape intervals plus "
+        f"{st.STALL_GRACE} s while the engine counted no prompt or generation token and its KV-cache "
+        "usage did not rise, and its /metrics (and /health) still answer: the engine is hung behind a "
+        "passing health check (vllm-project/vllm#39863). Streams stop mid-response, new requests queue, "
+        "clients time out. An idle engine, a failed or paused scrape and a slow engine that still counts "
+        "tokens never fire it.",
+        (
+            "Engine dashboard: running and waiting flat or rising, token throughput at 0.",
+            "The engine's log around the last counted token: NCCL timeouts, a worker process that "
+            "died (`EngineCore` / `Worker` exited), CUDA errors, a hung custom all-reduce.",
+            "`nvidia-smi`: GPUs at 0 % utilisation (a hang) or pinned at 100 % (a spinning kernel).",
+        ),
+        'sum by (endpoint) (increase(vllm:generation_tokens_total{job="vllm"}[1m]))'
+        ' and on (endpoint) sum by (endpoint) (vllm:num_requests_running{job="vllm"}'
+        ' + vllm:num_requests_waiting{job="vllm"}) > 0',
+        "vllm:generation_tokens_total|vllm:prompt_tokens_total|vllm:num_requests_running|"
+        "vllm:num_requests_waiting",
+        (
+            _FAILOVER,
+            "Restart the engine: a hung engine core does not recover by itself, and /health will not "
+            "take it out of the load balancer. Keep the log of the hang for the upstream report.",
             _ROLLBACK,
         ),
     ),

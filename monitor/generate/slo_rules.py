@@ -110,6 +110,17 @@ def burn_condition(slo: SLO, severity: str) -> str:
     return "\nor\n".join(parts)
 
 
+#: What users see when an SLO of these SLIs burns, named in its burn alerts' summary: a stream that
+#: pauses mid-response is stalled, not slow (its latency SLOs may all be met).
+SLI_SYMPTOM: dict[str, str] = {"stall": "streams stalled mid-response"}
+
+
+def burn_summary(slo: SLO, severity: str) -> str:
+    symptom = SLI_SYMPTOM.get(slo.sli)
+    what = f"{symptom}, error budget" if symptom else "error budget"
+    return f"{slo.request_class} {slo.name}: {what} burning too fast ({severity})"
+
+
 def _burn_alert(model: Model, slo: SLO, severity: str) -> Alert:
     rows = [b for b in cv.BURN_ALERTS if b.severity == severity]
     pairs = " or ".join(
@@ -119,7 +130,7 @@ def _burn_alert(model: Model, slo: SLO, severity: str) -> Alert:
         name=cv.ALERT_BURN_PAGE if severity == "page" else cv.ALERT_BURN_TICKET,
         expr=burn_condition(slo, severity),
         severity=severity,
-        summary=f"{slo.request_class} {slo.name}: error budget burning too fast ({severity})",
+        summary=burn_summary(slo, severity),
         description=(
             f"SLO {slo.id} ({slo.sli}, objective {slo.objective * 100:g}% over {slo.period_window}) is "
             f"burning its error budget {pairs} (measured rates in burn_rates)."

@@ -37,6 +37,8 @@ class QueueFullError(Exception):
 EMIT_SLICE = 16
 #: ``gpu_saturated``: every engine step takes this many times longer (the GPUs have no headroom).
 GPU_SATURATED_SLOWDOWN = 2.0
+#: ``engine_freeze``: how often a frozen engine looks whether the fault was cleared (seconds).
+FROZEN_POLL = 0.05
 
 
 def step_seconds(
@@ -148,6 +150,10 @@ class Engine:
         """Step forever (cancel the task to stop)."""
         while True:
             faults = self._faults()
+            if faults.engine_freeze:  # a hung engine core: no step, no admission, no token counted
+                self._wake.clear()
+                await asyncio.sleep(FROZEN_POLL)
+                continue
             self.pool.set_capacity(faults.kv_pressure)
             if not faults.brownout_queue_stall:
                 self._admit()

@@ -38,6 +38,11 @@ class Faults(BaseModel):
     )
     latency_multiplier: float = Field(1.0, gt=0.0, le=1000.0, description="scales every engine step")
     brownout_queue_stall: bool = Field(False, description="the scheduler admits nothing from the queue")
+    engine_freeze: bool = Field(
+        False,
+        description="the engine stops stepping with /health 200: running requests get no token, the queue "
+        "grows, the token counters stop",
+    )
     brownout_prefill_factor: float = Field(1.0, ge=1.0, le=1000.0, description="prefill is this much slower")
     midstream_disconnect: int | None = Field(None, ge=0, description="drop the stream after N chunks")
     empty_output: bool = Field(False, description="answer with empty content")

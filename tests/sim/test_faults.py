@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from typing import Any
 
 import httpx
@@ -62,6 +64,41 @@ def test_brownout_queue_stall_and_prefill(sim: SimHandle) -> None:
     r = _chat(sim).json()
     t = next(x for x in sim.truth()["requests"] if x["id"] == r["id"])
     assert t["first_token"]["mono"] - t["scheduled"]["mono"] > 0.01
+
+
+def test_engine_freeze_stops_tokens_behind_a_healthy_health_check(sim: SimHandle) -> None:
+    """A frozen engine: the open stream gets nothing more, a new request waits, every token counter
+    stands still, /health says 200; clearing the fault lets both finish."""
+    url, lines, answers = f"{sim.base_url}/v1/chat/completions", list[str](), list[int]()
+    counters = ("vllm:generation_tokens_total", "vllm:prompt_tokens_total")
+
+    def stream() -> None:
+        body = ask("Tell me about the sea", stream=True, max_tokens=400, ignore_eos=True)
+        with HTTP.stream("POST", url, json=body) as r:
+            lines.extend(line for line in r.iter_lines() if line.startswith("data: "))
+
+    def later() -> None:
+        answers.append(HTTP.post(url, json=ask("hi"), timeout=20).status_code)
+
+    readers = [threading.Thread(target=stream, daemon=True), threading.Thread(target=later, daemon=True)]
+    readers[0].start()
+    while not lines and readers[0].is_alive():
+        time.sleep(0.002)
+    sim.set_faults(engine_freeze=True)
+    time.sleep(0.1)  # the step in flight ends
+    readers[1].start()
+    seen, counted = len(lines), [value(sim.base_url, n) for n in counters]
+    time.sleep(0.5)
+    assert len(lines) == seen and "data: [DONE]" not in lines
+    assert [value(sim.base_url, n) for n in counters] == counted
+    assert HTTP.get(f"{sim.base_url}/health").status_code == 200
+    assert value(sim.base_url, "vllm:num_requests_running") == 1
+    assert value(sim.base_url, "vllm:num_requests_waiting") == 1
+    sim.clear_faults()
+    for t in readers:
+        t.join(20)
+    assert lines[-1] == "data: [DONE]" and answers == [200]
+    assert value(sim.base_url, "vllm:generation_tokens_total") >= counted[0] + 300
 
 
 def test_midstream_disconnect(sim: SimHandle) -> None:
