@@ -75,7 +75,7 @@ REPLACEMENT = {
 def test_each_generation_gets_the_documented_status(page_name: str) -> None:
     page = surface(parse((PAGES / page_name).read_text(), partial=True))
     wanted = EXPECTED[page_name]
-    needs = [Need(f, ("a test consumer",)) for f in wanted]
+    needs = [Need(f, (f"a panel reading {f} alone",)) for f in wanted]
     got = {d.family: d for d in assess("pool", needs, page)}
     assert {f: d.status for f, d in got.items()} == wanted
     for (name, family), older in REPLACEMENT.items():
@@ -94,3 +94,15 @@ def test_a_page_with_no_engine_families_says_so() -> None:
     text = "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds 1.0\n"
     (d,) = assess("pool", [Need("vllm:num_requests_running", ("x",))], surface(parse(text)))
     assert d.status == "absent" and "--disable-log-stats" in d.detail
+
+
+def test_a_reader_of_both_names_is_served_by_either() -> None:
+    # the engine dashboard reads `kv_cache_usage_perc or gpu_cache_usage_perc`: on 0.8.5 the old name
+    # serves it; a panel reading only the new name is still told it was renamed
+    page = surface(parse((PAGES / "vllm-0.8.5.metrics.txt").read_text(), partial=True))
+    both, alone = "dashboard engine", "alert KV"
+    needs = [Need("vllm:kv_cache_usage_perc", (both,)), Need("vllm:gpu_cache_usage_perc", (both,)),
+             Need("vllm:inter_token_latency_seconds", (alone,))]  # fmt: skip
+    got = {d.family: d.status for d in assess("pool", needs, page)}
+    assert got == {"vllm:kv_cache_usage_perc": "served", "vllm:gpu_cache_usage_perc": "served",
+                   "vllm:inter_token_latency_seconds": "renamed"}  # fmt: skip
