@@ -3,8 +3,9 @@ configuration and on a variant with GPU exporters (dcgm and AMD), PostgreSQL and
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +19,11 @@ EXAMPLE = REPO / "examples/monitor.yaml"
 CRDS = REPO / "tests/fixtures/k8s-crds"
 
 
-def generate(config: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    """``m3mon generate`` in a process of its own."""
-    return subprocess.run(
-        [sys.executable, "-m", "monitor", "generate", "-c", str(config), "-o", str(out), *extra],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-
-
 def generate_here(config: Path, out: Path, *extra: str) -> None:
-    """``m3mon generate`` through the CLI's entry point in this process (no interpreter start)."""
-    status = main(["generate", "-c", str(config), "-o", str(out), *extra])
+    """``m3mon generate`` through the CLI's entry point in this process (no interpreter start), from
+    the repository, as ``generated`` runs it (the banners name the config as given)."""
+    with contextlib.chdir(REPO):
+        status = main(["generate", "-c", str(config), "-o", str(out), *extra])
     assert status == 0, f"m3mon generate {extra} exited {status}"
 
 
@@ -52,7 +47,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory, generated: Path) -> dict[s
     tmp = tmp_path_factory.mktemp("k8s")
     variant = variant_config(tmp / "variant.yaml")
     generate_here(variant, tmp / "variant-default")
-    for name, config in (("example", EXAMPLE), ("variant", variant)):
+    for name, config in (("example", Path("examples/monitor.yaml")), ("variant", variant)):
         generate_here(config, tmp / f"{name}-k8s", "--target", "kubernetes")
     return {
         "example": (EXAMPLE, generated, tmp / "example-k8s/kubernetes"),
@@ -79,8 +74,10 @@ def load_all(text: str) -> list[dict[str, Any]]:
     return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
 
 
+@functools.cache
 def objects(root: Path) -> list[dict[str, Any]]:
-    """Every object in the YAML files under ``root`` that has a ``kind`` (kustomizations excluded)."""
+    """Every object in the YAML files under ``root`` that has a ``kind`` (kustomizations excluded).
+    Read once per folder: callers copy before changing one."""
     out = []
     for path in sorted(root.rglob("*.yaml")):
         for doc in load_all(path.read_text()):
