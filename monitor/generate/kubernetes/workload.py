@@ -74,9 +74,10 @@ def _env(model: Model) -> list[dict[str, Any]]:
             "valueFrom": {"secretKeyRef": {"name": SECRET_ENV, "key": key, "optional": optional}},
         }
 
-    return [ref(STORAGE_URL_ENV, STORAGE_URL_KEY, sqlite(model))] + [
-        ref(n, n, False) for n in env_names(model)
-    ]
+    storage = ref(STORAGE_URL_ENV, STORAGE_URL_KEY, sqlite(model))
+    # the pod runs as UID, not the image's user: caches (matplotlib's) go to the data volume
+    home = {"name": "HOME", "value": DATA_DIR}
+    return [home, storage, *(ref(n, n, False) for n in env_names(model))]
 
 
 def _probe(model: Model, path: str, period: int, failures: int) -> dict[str, Any]:
