@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from monitor import conventions as cv
+from monitor.errors import GenerateError
 from monitor.generate.kubernetes.alertmanager import alertmanager_config_object
 from monitor.generate.kubernetes.common import Options, yaml_file
 from monitor.generate.kubernetes.dashboards import dashboard_config_maps
@@ -53,11 +54,22 @@ def _base(model: Model, options: Options, config_text: str, banner: str) -> dict
     return {f"{BASE}/{k}": v for k, v in files.items()}
 
 
+def _unique(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``objects``, or a GenerateError when config names collide as Kubernetes names (``a.b``, ``a-b``)."""
+    seen: dict[tuple[str, str], int] = {}
+    for obj in objects:
+        key = (obj["kind"], obj["metadata"]["name"])
+        seen[key] = seen.get(key, 0) + 1
+    twice = sorted(f"{kind} {name}" for (kind, name), n in seen.items() if n > 1)
+    if twice:
+        raise GenerateError(f"names collide as Kubernetes object names: {', '.join(twice)}")
+    return objects
+
+
 def _monitoring(model: Model, options: Options, banner: str) -> dict[str, str]:
     files = {}
-    for obj in prometheus_rules(model, options).values():
-        files[f"prometheusrule-{obj['metadata']['name']}.yaml"] = yaml_file(obj, banner)
-    for obj in scrape_objects(model, options):
+    rules = list(prometheus_rules(model, options).values())
+    for obj in _unique(rules + scrape_objects(model, options)):
         files[f"{obj['kind'].lower()}-{obj['metadata']['name']}.yaml"] = yaml_file(obj, banner)
     files["alertmanagerconfig.yaml"] = yaml_file(alertmanager_config_object(model, options), banner)
     for uid, obj in dashboard_config_maps(model).items():

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from monitor.errors import GenerateError
 from monitor.generate.kubernetes.common import NAME, Options, dns_name, meta, operator_labels
 from monitor.generate.output import core_rule_groups
 from monitor.model import Model
@@ -39,7 +38,4 @@ def prometheus_rules(model: Model, options: Options) -> dict[str, dict[str, Any]
             ),
             "spec": {"groups": [g.render(model.alerting) for g in groups]},
         }
-    names = [o["metadata"]["name"] for o in out.values()]
-    if len(set(names)) != len(names):
-        raise GenerateError(f"request class names collide as Kubernetes names: {', '.join(sorted(names))}")
     return out

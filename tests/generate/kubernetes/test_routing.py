@@ -118,3 +118,17 @@ def test_bad_flags_are_refused_in_one_line(tmp_path: Path, capsys: pytest.Captur
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--namespace" in err
     assert not out.exists()
+
+
+def test_endpoint_names_that_collide_as_object_names_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``m3.interactive`` and ``m3-interactive`` are distinct endpoints but one Kubernetes name."""
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["endpoints"][1]["name"] = doc["endpoints"][0]["name"].replace("-", ".")
+    config, out = tmp_path / "monitor.yaml", tmp_path / "out"
+    config.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert main(["generate", "-c", str(config), "-o", str(out), "--target", "kubernetes"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "collide" in err
+    assert not out.exists()
