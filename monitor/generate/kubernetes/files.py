@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
 
 from monitor import conventions as cv
 from monitor.errors import GenerateError
@@ -78,8 +81,20 @@ def _monitoring(model: Model, options: Options, banner: str) -> dict[str, str]:
     return {f"{MONITORING}/{k}": v for k, v in files.items()}
 
 
+def _no_password_in_config(config_text: str) -> None:
+    """The configuration goes into a ConfigMap: a database password must come from the Secret."""
+    doc = yaml.safe_load(config_text)
+    url = ((doc or {}).get("storage") or {}).get("url") if isinstance(doc, dict) else None
+    if isinstance(url, str) and urlsplit(url).password:
+        raise GenerateError(
+            "storage.url holds a password, which would be written into a ConfigMap: put the URL in "
+            "the m3mon-env Secret (key url, docs/kubernetes.md) and keep one without a password in the file"
+        )
+
+
 def kubernetes_files(model: Model, source: str, config_text: str, options: Options) -> dict[str, str]:
     """Every file of the kubernetes target, keyed by its path relative to the output directory."""
+    _no_password_in_config(config_text)
     banner = cv.DO_NOT_EDIT.format(source=source)
     files = {**_base(model, options, config_text, banner), **_monitoring(model, options, banner)}
     top = _kustomization(options, ["monitor", "monitoring"])

@@ -132,3 +132,16 @@ def test_endpoint_names_that_collide_as_object_names_are_refused(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "collide" in err
     assert not out.exists()
+
+
+def test_a_database_password_never_goes_into_a_config_map(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load(EXAMPLE.read_text())
+    doc["storage"]["url"] = "postgresql+psycopg://m3mon:s3cret-pw@db.example:5432/m3mon"
+    config, out = tmp_path / "monitor.yaml", tmp_path / "out"
+    config.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert main(["generate", "-c", str(config), "-o", str(out), "--target", "kubernetes"]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "m3mon-env" in err and "s3cret-pw" not in err
+    assert not out.exists()
