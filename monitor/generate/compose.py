@@ -42,6 +42,12 @@ PG_NAME = "m3mon"
 PG_PASSWORD = "${POSTGRES_PASSWORD:-m3mon}"
 PG_URL = f"postgresql+psycopg://{PG_NAME}:{PG_PASSWORD}@127.0.0.1:5432/{PG_NAME}"
 GPUS_PER_POOL = 8
+#: vLLM flags a signal needs beyond the defaults, each with the signal that reads it. The OTLP
+#: traces endpoint (span goodput, stage breakdowns) is set with the monitor's URL in :func:`_vllm`.
+SIGNAL_FLAGS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("--enable-prompt-tokens-details",), "long-prompt probe: warm cached_tokens (prefix-cache reuse)"),
+    (("--kv-cache-metrics",), "bottleneck verdict: KV residency histograms (vllm:kv_block_*_seconds)"),
+)
 
 
 def _port(e: Endpoint) -> str:
@@ -93,8 +99,10 @@ def _vllm(model: Model, e: Endpoint) -> dict[str, Any]:
         "--reasoning-parser",
         "minimax_m3",
         "--enable-auto-tool-choice",
+        # span goodput and the stage breakdowns (docs/traces.md): request spans to the monitor
         "--otlp-traces-endpoint",
         f"${{OTLP_TRACES_ENDPOINT:-{_traces_url(model)}}}",
+        *(flag for flags, _signal in SIGNAL_FLAGS for flag in flags),
     ]
     return {
         "profiles": ["gpu"],

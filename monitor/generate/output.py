@@ -23,7 +23,7 @@ from monitor.generate.operational_rules import operational_groups
 from monitor.generate.prometheus_config import prometheus_config
 from monitor.generate.promtool_tests import operational_tests, slo_tests
 from monitor.generate.provisioning import dashboard_provisioning, datasource_provisioning
-from monitor.generate.rules import dump_yaml, rule_file
+from monitor.generate.rules import Group, dump_yaml, rule_file
 from monitor.generate.runbooks import render_runbooks
 from monitor.generate.slo_rules import slo_groups
 from monitor.model import Model
@@ -36,7 +36,8 @@ def slo_rule_file(request_class: str) -> str:
     return f"alerts/slo-{request_class}.rules.yml"
 
 
-def _alert_names(model: Model) -> list[str]:
+def alert_names(model: Model) -> list[str]:
+    """Every alert some generated rule file holds: each needs a runbook."""
     groups = (
         slo_groups(model)
         + exhaustion_groups(model)
@@ -47,12 +48,20 @@ def _alert_names(model: Model) -> list[str]:
     return [a.name for g in groups for a in g.alerts]
 
 
+def core_rule_groups(model: Model) -> dict[str, list[Group]]:
+    """The rule files the core Prometheus loads (``alerts/*.rules.yml``) and their groups: the
+    operational file and one SLO file per request class. The fleet files are not among them."""
+    out = {OPERATIONAL_RULES: operational_groups(model) + maintenance_groups(model)}
+    for rc in model.classes:
+        out[slo_rule_file(rc.name)] = slo_groups(model, rc.name) + exhaustion_groups(model, rc.name)
+    return out
+
+
 def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str]:
     """Every generated file's text, keyed by its path relative to the output directory."""
     banner = cv.DO_NOT_EDIT.format(source=source)
     a = model.alerting
     files = {
-        OPERATIONAL_RULES: rule_file(operational_groups(model) + maintenance_groups(model), a, banner),
         "alerts/alertmanager.yml": dump_yaml(alertmanager_config(model), banner),
         "alerts/tests/operational.test.yml": dump_yaml(operational_tests(model), banner),
         "deploy/prometheus.yml": dump_yaml(
@@ -64,13 +73,14 @@ def rendered_files(model: Model, source: str, config_text: str) -> dict[str, str
         "compose.yaml": dump_yaml(compose_file(model), banner),
     }
     files.update(fleet_files(model, banner))
+    for rules, groups in core_rule_groups(model).items():
+        files[rules] = rule_file(groups, a, banner)
     for rc in model.classes:
         rules = slo_rule_file(rc.name)
-        files[rules] = rule_file(slo_groups(model, rc.name) + exhaustion_groups(model, rc.name), a, banner)
         tests = slo_tests(model, rc.name, f"../{Path(rules).name}")
         if tests["tests"]:
             files[f"alerts/tests/slo-{rc.name}.test.yml"] = dump_yaml(tests, banner)
-    for name, text in render_runbooks(_alert_names(model), banner).items():
+    for name, text in render_runbooks(alert_names(model), banner).items():
         files[f"alerts/runbooks/{name}.md"] = text
     for uid, dashboard in all_dashboards(model).items():
         files[f"dashboards/{uid}.json"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"

@@ -31,7 +31,7 @@ from monitor.model import Endpoint, FleetMonitor, Model
 #: ``escaping=underscores``: ``vllm:num_requests_running`` arrives as ``vllm_num_requests_running``.
 #: Restore vLLM's names (no vLLM family starts with ``vllm_``) so rules and dashboards match both
 #: this and the plain-text format.
-_UNESCAPE_COLONS = {
+UNESCAPE_COLONS = {
     "source_labels": ["__name__"],
     "regex": "vllm_(.+)",
     "target_label": "__name__",
@@ -39,7 +39,7 @@ _UNESCAPE_COLONS = {
 }
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     return f"{int(seconds)}s" if float(seconds).is_integer() else f"{int(seconds * 1000)}ms"
 
 
@@ -75,7 +75,7 @@ def _monitor_job(
 ) -> dict[str, Any]:
     job: dict[str, Any] = {
         "job_name": model.alerting.job_monitor,
-        "scrape_interval": _duration(interval or 15.0),
+        "scrape_interval": duration(interval or 15.0),
     }
     if urlsplit(model.alerting.monitor_receiver_url).scheme == "https":
         job["scheme"] = "https"
@@ -109,15 +109,15 @@ def vllm_jobs(
         groups.setdefault(interval or e.scrape_interval, []).append(e)
     jobs = []
     for every, endpoints in sorted(groups.items()):
-        name = cv.vllm_scrape_job(model.alerting.job_vllm, _duration(every), len(groups) == 1)
-        job: dict[str, Any] = {"job_name": name, "scrape_interval": _duration(every)}
+        name = cv.vllm_scrape_job(model.alerting.job_vllm, duration(every), len(groups) == 1)
+        job: dict[str, Any] = {"job_name": name, "scrape_interval": duration(every)}
         relabel = _hashmod(shard) if shard is not None else []
         if name != model.alerting.job_vllm:
             relabel.append({"target_label": cv.L_JOB, "replacement": model.alerting.job_vllm})
         if relabel:
             job["relabel_configs"] = relabel
         job["static_configs"] = [_target(e) for e in endpoints]
-        job["metric_relabel_configs"] = [_UNESCAPE_COLONS]
+        job["metric_relabel_configs"] = [UNESCAPE_COLONS]
         jobs.append(job)
     return jobs
 
@@ -130,8 +130,8 @@ def gpu_jobs(model: Model, interval: float | None = None, shard: Shard | None = 
             groups.setdefault(interval or e.scrape_interval, []).append(e)
     jobs = []
     for every, endpoints in sorted(groups.items()):
-        name = cv.JOB_GPU if len(groups) == 1 else f"{cv.JOB_GPU}-{_duration(every)}"
-        job: dict[str, Any] = {"job_name": name, "scrape_interval": _duration(every)}
+        name = cv.JOB_GPU if len(groups) == 1 else f"{cv.JOB_GPU}-{duration(every)}"
+        job: dict[str, Any] = {"job_name": name, "scrape_interval": duration(every)}
         relabel = _hashmod(shard) if shard is not None else []
         if name != cv.JOB_GPU:
             relabel.append({"target_label": cv.L_JOB, "replacement": cv.JOB_GPU})
@@ -164,7 +164,7 @@ def prometheus_config(
     scrape = interval or min(e.scrape_interval for e in model.endpoints)
     evaluation = interval or 15.0
     return {
-        "global": {"scrape_interval": _duration(scrape), "evaluation_interval": _duration(evaluation)},
+        "global": {"scrape_interval": duration(scrape), "evaluation_interval": duration(evaluation)},
         "rule_files": rule_files,
         "alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]},
         "scrape_configs": [

@@ -257,6 +257,24 @@ def test_the_compose_entrypoint_gives_vllm_its_otlp_header(monitor: Monitor, tmp
     assert json.dumps(vllm).count(PASSWORD) == 0
 
 
+def test_the_kubernetes_probes_pass_the_monitors_basic_auth(monitor: Monitor, tmp_path: Path) -> None:
+    """The generated Deployment's exec probes (basic auth from the client Secret's password file)
+    answer 0 from the live monitor, and fail with a wrong password: a kubelet httpGet would get 401."""
+    from monitor.generate.kubernetes.common import Options
+    from monitor.generate.kubernetes.workload import PROBE_SECRET_DIR, deployment
+
+    (container,) = deployment(load_model(str(monitor.config)), Options())["spec"]["template"]["spec"][
+        "containers"
+    ]
+    for password, status in ((PASSWORD, 0), ("wrong", 1)):
+        (tmp_path / "password").write_text(password + "\n")
+        for probe in (container["livenessProbe"], container["readinessProbe"]):
+            command = [a.replace(f"{PROBE_SECRET_DIR}/password", str(tmp_path / "password"))
+                       for a in probe["exec"]["command"]]  # fmt: skip
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+            assert (proc.returncode == 0) == (status == 0), proc.stderr[-300:]
+
+
 def _evaluations(monitor: Monitor, result: str) -> float:
     return monitor.metric("m3mon_job_runs_total", task="evaluate", result=result)
 
