@@ -114,6 +114,14 @@ METRIC_FAMILY_SERVED: Final = "m3mon_metric_family_served"
 L_FAMILY: Final = "family"
 L_STATUS: Final = "status"
 L_REPLACEMENT: Final = "replacement"
+#: The bad requests behind a burning SLO (the failed and slowest of the last 15 min, up to 3, with
+#: their trace ids and stages; value = rank): the burn notifications quote them.
+SLO_REQUEST_INFO: Final = "m3mon_slo_request_info"
+L_RANK: Final = "rank"
+L_TRACE_ID: Final = "trace_id"
+L_OUTCOME: Final = "outcome"
+L_STAGES: Final = "stages"
+L_LINK: Final = "link"
 #: How long the metric-family alert remembers that a family was served.
 METRIC_FAMILY_MEMORY: Final = "6h"
 DEPLOYMENT_INFO: Final = "m3mon_deployment_info"

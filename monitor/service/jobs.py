@@ -31,6 +31,7 @@ from monitor.probes.runner import PlannedProbe, plan_round, run_round
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
+from monitor.service import request_metrics
 from monitor.service.drift_watch import DriftWatch
 from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
@@ -49,6 +50,10 @@ FINGERPRINT_EVERY = 20
 #: evaluation steps, if that is shorter) gives up the evaluator lock.
 LOCK_GIVE_UP = 30.0
 LOCK_GIVE_UP_STEPS = 3
+#: An SLO's requests are published while its last evaluation's 1h window holds bad events; the
+#: requests are the bad ones of the last 15 min (the burn page's short windows fit inside it).
+REQUESTS_BURNING_WINDOW = "1h"
+REQUESTS_WINDOW = 900.0
 
 
 class Skipped:
@@ -103,6 +108,8 @@ class Jobs:
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
         self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
         self.evaluator = False  # fleet mode: held the evaluator lock at the last evaluate run
+        #: SLOs whose last evaluation holds bad events in its 1h window: their requests are published
+        self.burning: set[str] = set()
 
     def apply(self, model: Model) -> None:
         """Use a reloaded model from the next run on; forget readings of endpoints that changed."""
@@ -235,7 +242,21 @@ class Jobs:
         for v in found:
             self.verdicts[v.request_class] = v
             self.exporter.bottleneck.publish(v)
+        self._publish_requests()
         return found
+
+    def _publish_requests(self) -> None:
+        """The bad requests behind each burning SLO (:mod:`monitor.service.request_metrics`)."""
+        from monitor.report.collect_requests import requests_behind
+
+        now, burning = self.clock(), [s for s in self.model.slos if s.id in self.burning]
+        with self.store.session() as session:
+            for slo in burning:
+                found = requests_behind(self.model, session, slo, now, REQUESTS_WINDOW, request_metrics.TOP)
+                self.exporter.requests.publish(
+                    slo, [r for r in found if r.bad], self.model.alerting.trace_link
+                )
+        self.exporter.requests.forget_others({s.id for s in burning})
 
     def _withdraw(self) -> None:
         for cls in list(self.verdicts):
@@ -311,6 +332,11 @@ class Jobs:
             fresh = [e for e in done if e.evaluated_at >= self.published.get(e.slo_id, -math.inf)]
         for e in fresh:
             self.published[e.slo_id] = max(e.evaluated_at, self.published.get(e.slo_id, -math.inf))
+            hour = e.window(REQUESTS_BURNING_WINDOW)
+            if hour is not None and hour.total > hour.good:
+                self.burning.add(e.slo_id)
+            else:
+                self.burning.discard(e.slo_id)
         self.exporter.slo.update(fresh)
 
     def _cannot_write(self) -> None:

@@ -274,11 +274,13 @@ def running_stack(
     db_url: str | None = None,
     alerting: bool = True,
     env: dict[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[Stack]:
-    """Start the stack (see module docstring); ``alerting=False`` skips Prometheus and Alertmanager."""
+    """Start the stack (see module docstring); ``alerting=False`` skips Prometheus and Alertmanager;
+    ``port``: the monitor's (e.g. a simulator started first exports its spans there)."""
     prometheus = require_binary("prometheus", "/usr/bin/prometheus") if alerting else ""
     am_bin = require_binary("prometheus-alertmanager", "/usr/bin/prometheus-alertmanager") if alerting else ""
-    port, am_port, prom_port = free_port(), free_port(), free_port()
+    port, am_port, prom_port = port or free_port(), free_port(), free_port()
     db_url = db_url or f"sqlite:///{tmp / 'm3mon.db'}"
     with ExitStack() as stack:
         capture = stack.enter_context(Capture())
