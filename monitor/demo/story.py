@@ -17,12 +17,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from monitor.demo import DEFAULT_HISTORY_DAYS
+from monitor.demo.compact import compact
 from monitor.demo.config import demo_config, demo_database, write_demo_config
 from monitor.demo.history import NO_SPANS, history_end, planned_upgrade, write_demo_history
-from monitor.demo.summary import print_summary, progress_line
+from monitor.demo.summary import print_summary, progress_line, report_period
 from monitor.model import Model, load_model
 from monitor.service.service import Service
 from monitor.sim.harness import SimHandle, running_simulator
@@ -149,5 +151,7 @@ def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = DEFA
             start = hist.scenario.start
         service = Service(model, send_reports=False, evaluation_step=DEMO_EVALUATION_STEP)
         done = asyncio.run(_drive(service, sims, scale))
+    period = report_period(start, datetime.now(UTC))
+    print(compact(model.storage.url, period.start.timestamp()).line(), flush=True)
     print_summary(model, out, done, start)
     return model
