@@ -44,6 +44,9 @@ class Compacted:
     evaluations: int
 
     def line(self) -> str:
+        dropped = self.probe_results + self.server_spans + self.event_slices + self.evaluations
+        if not dropped:
+            return f"  store: {self.after / 1e6:.0f} MB"
         return (
             f"  store compacted: {self.before / 1e6:.0f} MB -> {self.after / 1e6:.0f} MB (dropped "
             f"{self.probe_results:,} probe results, {self.server_spans:,} spans and {self.event_slices:,} "

@@ -22,7 +22,7 @@ from monitor.report.generate import build
 from monitor.store import Store
 from monitor.store.migrate import upgrade
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 DAYS = 10.5
 
 
