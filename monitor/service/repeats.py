@@ -1,11 +1,11 @@
 """Repeated warnings logged once, then counted: a :class:`logging.Filter` on the log handlers.
 
-A warning (or error) is *the same* as an earlier one when it comes from the same logger, with the
-same level and message template and the same text arguments (an endpoint's name, an error's text); numeric
-arguments (a count, a duration) do not make it different. The first one is logged; the repeats
-are counted, not logged, except one every :data:`SUMMARY_EVERY` seconds, which carries how many
-were held back ("... [repeated 37 times in the last 10 min]"). When a warning has not come back
-for :data:`QUIET_GAPS` times the gap between its last two occurrences (at least
+A warning (or error) is *the same* as an earlier one when it comes from the same logger, at the
+same level, with the same message template and text arguments (an endpoint's name, an error's
+text) and the same logged exception (type and text, if any); numeric arguments (a count, a
+duration) do not make it different. The first one is logged; the repeats are counted, not
+logged, except one every :data:`SUMMARY_EVERY` seconds, which carries how many were held back
+("... [repeated 37 times in the last 10 min]"). When a warning has not come back for :data:`QUIET_GAPS` times the gap between its last two occurrences (at least
 :data:`QUIET_MIN` seconds), :meth:`RepeatFilter.sweep` logs one line saying it stopped and how
 often it came since it was last logged; at shutdown :meth:`RepeatFilter.flush` does the same for
 every warning still repeating.
@@ -131,6 +131,9 @@ def _note(key: Key, text: str) -> None:
 def _key(record: logging.LogRecord) -> Key:
     args = record.args if isinstance(record.args, tuple) else ((record.args,) if record.args else ())
     words = tuple(str(a) for a in args if not isinstance(a, int | float))
+    exc = record.exc_info[1] if record.exc_info else None
+    if exc is not None:  # another exception under the same message is news
+        words += (type(exc).__name__, str(exc))
     return record.name, record.levelno, str(record.msg), words
 
 

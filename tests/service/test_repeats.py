@@ -84,7 +84,17 @@ def test_distinct_warnings_and_info_lines_pass(
         lg.warning("stale %s", "x")
         lg.error("stale %s", "x")
         lg.info("ok")  # below WARNING: never held back (nor counted)
-    assert stream.getvalue().splitlines() == [
+    for exc in (ValueError("a"), ValueError("a"), KeyError("b")):
+        try:
+            raise exc
+        except (LookupError, ValueError):
+            lg.exception("job %s failed", "evaluate")
+    lines = [
+        ln
+        for ln in stream.getvalue().splitlines()
+        if not ln.startswith(("Traceback", "  ", "ValueError", "KeyError"))
+    ]
+    assert lines == [
         "scrape pool-a failed",
         "scrape pool-b failed",
         "stale x",
@@ -92,6 +102,8 @@ def test_distinct_warnings_and_info_lines_pass(
         "ok",
         "ok",
         "ok",
+        "job evaluate failed",  # ValueError('a')
+        "job evaluate failed",  # KeyError('b'): another exception, logged too
     ]
     assert repeats.warnings[("tests.repeats", "scrape_failed")] == 6
     assert repeats.suppressed[("tests.repeats", "scrape_failed")] == 4
