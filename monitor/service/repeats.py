@@ -5,10 +5,11 @@ same level, with the same message template and text arguments (an endpoint's nam
 text) and the same logged exception (type and text, if any); numeric arguments (a count, a
 duration) do not make it different. The first one is logged; the repeats are counted, not
 logged, except one every :data:`SUMMARY_EVERY` seconds, which carries how many were held back
-("... [repeated 37 times in the last 10 min]"). When a warning has not come back for :data:`QUIET_GAPS` times the gap between its last two occurrences (at least
-:data:`QUIET_MIN` seconds), :meth:`RepeatFilter.sweep` logs one line saying it stopped and how
-often it came since it was last logged; at shutdown :meth:`RepeatFilter.flush` does the same for
-every warning still repeating.
+("... [repeated 37 times in the last 10 min]"). When a warning has not come back for
+:data:`QUIET_GAPS` times the gap between its last two occurrences (at least :data:`QUIET_MIN`
+seconds), :meth:`RepeatFilter.sweep` logs one line saying it stopped and how often it came since
+it was last logged; at shutdown :meth:`RepeatFilter.flush` does the same for every warning still
+repeating.
 
 The counts are exposed by :class:`RepeatCollector` as ``m3mon_log_warnings_total`` (every
 warning, logged or not) and ``m3mon_log_warnings_suppressed_total`` (those held back), labelled
