@@ -77,3 +77,13 @@ def configure(name: str) -> None:
     if logging.INFO < root.getEffectiveLevel() <= logging.WARNING:
         for notes in (logging.getLogger(LIFECYCLE), repeats_log):
             notes.setLevel(logging.INFO)
+
+
+def unconfigure() -> None:
+    """Undo :func:`configure`'s filter and notes (the format stays): when ``m3mon run`` returns
+    inside a longer-lived process (the CLI called in-process), its logging is left as it was."""
+    for handler in logging.getLogger().handlers:
+        if REPEATS in handler.filters:
+            handler.removeFilter(REPEATS)
+    for notes in (logging.getLogger(LIFECYCLE), repeats_log):
+        notes.setLevel(logging.NOTSET)

@@ -33,6 +33,7 @@ from monitor.service.jobs import Jobs
 from monitor.service.logs import LIFECYCLE
 from monitor.service.readiness import Readiness, readiness
 from monitor.service.repeats import REPEATS
+from monitor.service.runbooks import PREFIX as RUNBOOKS
 from monitor.service.schedule import Tracked, new_scheduler, plan
 from monitor.slo.due import STEP
 from monitor.store import Store, failures
@@ -191,8 +192,9 @@ class Service:
             log.warning("%s", e.key_unset())
         base = f"{scheme}://{self.model.exporter_listen}"
         lifecycle.info("m3mon running: exporter on %s/metrics, OTLP trace receiver on %s/v1/traces, "
-                       "Alertmanager receiver on %s/alertmanager; config %s; store %s", base, base, base,
-                       os.path.abspath(self.model.source), display_url(self.store.url))  # fmt: skip
+                       "Alertmanager receiver on %s/alertmanager, runbooks on %s%s/; config %s; store %s",
+                       base, base, base, base, RUNBOOKS, os.path.abspath(self.model.source),
+                       display_url(self.store.url))  # fmt: skip
 
     def _on_stop_signal(self, sig: signal.Signals) -> None:
         self.stopped_by = sig

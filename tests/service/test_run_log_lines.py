@@ -63,6 +63,8 @@ def test_run_says_where_it_listens_logs_a_down_endpoint_once_and_counts_the_repe
     assert f"{int(held)} repeats since last logged" in log
     (start,) = [ln for ln in log.splitlines() if "m3mon running:" in ln]
     for part in (f"exporter on http://127.0.0.1:{port}/metrics", f"OTLP trace receiver on http://127.0.0.1:{port}/v1/traces",
+                 f"Alertmanager receiver on http://127.0.0.1:{port}/alertmanager",
+                 f"runbooks on http://127.0.0.1:{port}/runbooks/",
                  f"config {config}", "store postgresql+psycopg://m3mon:***@127.0.0.1:"):  # fmt: skip
         assert part in start, start
     assert SECRET not in log
