@@ -187,6 +187,11 @@ JOB_KINDS: Final = ("scrape", "health", "probe", "write", "evaluate", "assess", 
 RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
 #: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).
 CONFIG_RELOADS: Final = "m3mon_config_reloads_total"
+#: Warnings and errors the service logged or held back as repeats, by ``logger`` and ``kind`` (the
+#: call site's kind, else its function; never the message), and those held back (monitor.service.repeats).
+LOG_WARNINGS: Final = "m3mon_log_warnings_total"
+LOG_WARNINGS_SUPPRESSED: Final = "m3mon_log_warnings_suppressed_total"
+L_LOGGER: Final = "logger"
 #: prometheus_client's ProcessCollector: when the process started (Unix time).
 PROCESS_START_TIME: Final = "process_start_time_seconds"
 L_TASK: Final = "task"

@@ -163,7 +163,7 @@ class Jobs:
             reading, signals = await collect(endpoint, self.client, self.readings.get(endpoint.name))
         except ScrapeError as exc:
             self.exporter.scrape.observe(endpoint.name, time.monotonic() - started, exc.reason)
-            log.warning("scrape %s failed: %s", endpoint.name, exc)
+            log.warning("scrape %s failed: %s", endpoint.name, exc, extra={"kind": "scrape_failed"})
             return None
         self.exporter.scrape.observe(endpoint.name, time.monotonic() - started)
         first = endpoint.name not in self.readings
@@ -187,7 +187,7 @@ class Jobs:
         fp = fp.with_gpu(self.gpu.readings.get(endpoint.name))
         self.exporter.scrape.set_fingerprint(endpoint.name, fp)
         for warning in fp.warnings:
-            log.warning("%s: %s", endpoint.name, warning)
+            log.warning("%s: %s", endpoint.name, warning, extra={"kind": "fingerprint"})
         stored = DeploymentFingerprint.observed(fp, endpoint.deployment)
         await self.write(deployment_op(endpoint.name, stored, self.clock()))
 
