@@ -37,13 +37,14 @@ class DriftWatch:
 
     async def observe(self, model: Model, endpoint: Endpoint, reading: Reading) -> tuple[Drift, ...]:
         """Judge one good scrape's page; publish and log what changed."""
-        if reading.surface is None:
+        surface = getattr(reading, "surface", None)  # None: a reading restored from the store
+        if surface is None:
             return ()
         if endpoint.name not in self._needs:  # generating the files takes ~0.1 s: not on the loop
             from monitor.generate.needs import all_needs
 
             self._needs.update(await asyncio.to_thread(all_needs, model))
-        drifts = assess(endpoint.name, self._needs.get(endpoint.name, ()), reading.surface)
+        drifts = assess(endpoint.name, self._needs.get(endpoint.name, ()), surface)
         self.metrics.set_drift(endpoint.name, drifts)
         before = self._last.get(endpoint.name, {})
         for d in drifts:

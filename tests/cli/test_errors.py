@@ -185,6 +185,8 @@ def other_commands(
         (["compare", "-c", cfg, "--endpoint", "m3-interactive", "--before", "run:1", "--after", "run:2"], 1,
          re.compile(r"m3mon compare: database unreachable: .*")),
         (["fleet", "plan", "-c", cfg, "--shards", "0"], 2, re.compile(r"m3mon fleet( plan)?: --shards: .*")),
+        (["traces", "-c", cfg, "--slo", "interactive-32k/availability"], 1,
+         re.compile(r"m3mon traces: database unreachable: .*")),
         (["maintenance", "list", "-c", cfg, "--class", "nope"], 2,
          re.compile(r"m3mon maintenance list: --class: unknown request class 'nope'; known: interactive-32k, .*")),
     ]  # fmt: skip

@@ -151,7 +151,8 @@ def test_replay_contract_check_and_compare(
     # TPOT moves by machine noise only: |delta| 3-123 us in 4 runs (a near-deterministic simulator's
     # noise is microseconds wide, so the verdict is not asserted). Prefill time leaking
     # into TPOT would add the TTFT shift (~120 ms measured, > 50 ms asserted) over 9 gaps: > 5 ms
-    assert rows["tpot p50 (s)"]["delta"] is not None and abs(rows["tpot p50 (s)"]["delta"]) < 0.002
+    # (4 ms: a loaded 2-core machine's scheduling noise reached 2.2 ms; a leak would exceed 5 ms)
+    assert rows["tpot p50 (s)"]["delta"] is not None and abs(rows["tpot p50 (s)"]["delta"]) < 0.004
     cmp = json.loads(m3mon(capsys, "compare", *base, "--endpoint", "sim", "--before", "run:1",
                            "--after", f"run:{run2}", "--json")[1])  # fmt: skip
     assert cmp["changed"] == ["load rate 6→concurrency 1"]

@@ -106,7 +106,9 @@ def test_percentiles_match_the_simulators_latencies_and_faults_shift_one_dimensi
     sim.set_faults(brownout_prefill_factor=20.0)  # prefill only: TTFT moves, decode does not
     slow_prefill = drive(target, profile(), Load(1.2, concurrency=1))
     added = 19 * 0.98 * PROMPT / PREFILL_TPS  # 19 more times the prefill compute of >= 0.98 x PROMPT
-    assert p50(slow_prefill, "ttft") - p50(healthy, "ttft") >= 0.9 * added
+    # 0.75: the two runs' scheduling noise differs on a loaded machine (20 ms seen at a load of 10);
+    # a fault that did not reach prefill would move TTFT by about 0
+    assert p50(slow_prefill, "ttft") - p50(healthy, "ttft") >= 0.75 * added
     _, prefill_tpot, ratio = truth(sim, slow_prefill)
     assert prefill_tpot >= DECODE * 0.98 and ratio == pytest.approx(1.0, abs=0.1)
 

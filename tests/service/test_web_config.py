@@ -165,7 +165,9 @@ def test_without_credentials_nothing_authenticates_but_spans_still_reach_the_mon
     vllm, monitor = compose["services"]["vllm-pool"], compose["services"]["monitor"]
     assert "secrets" not in compose and "entrypoint" not in vllm and "secrets" not in monitor
     assert vllm["environment"]["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] == "http/protobuf"
-    assert vllm["command"][-1] == "${OTLP_TRACES_ENDPOINT:-http://127.0.0.1:9464/v1/traces}"
+    command = vllm["command"]
+    at = command.index("--otlp-traces-endpoint")
+    assert command[at + 1] == "${OTLP_TRACES_ENDPOINT:-http://127.0.0.1:9464/v1/traces}"
     assert compose["services"]["sim-pool"]["command"][-2:] == [
         "--otlp-traces-endpoint",
         "http://127.0.0.1:9464/v1/traces",
