@@ -87,7 +87,9 @@ class Evidence:
         for metric, name in (("ttft", "TTFT"), ("e2e", "e2e")):
             s = self.band(metric, band)
             if s is not None and s.dominant is not None:
-                parts.append(f"{name} {numbers.share(dict(s.shares)[s.dominant])} {s.dominant.replace('_', ' ')}")
+                parts.append(
+                    f"{name} {numbers.share(dict(s.shares)[s.dominant])} {s.dominant.replace('_', ' ')}"
+                )
             elif s is not None:
                 missing.append(s)
         return parts, missing

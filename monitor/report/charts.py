@@ -70,7 +70,7 @@ def _left_margin(labels: Sequence[str]) -> float:
 def _fit_left(fig: Figure, ax: Axes) -> None:
     """Widen the left margin until every y tick label of ``ax`` lies inside the figure, measured
     with the renderer (a label is never cut at the image's edge)."""
-    renderer = FigureCanvasAgg(fig).get_renderer()
+    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
     x0 = min((t.get_window_extent(renderer).x0 for t in ax.get_yticklabels() if t.get_text()), default=0.0)
     pad = 6.0 * fig.dpi / 72
     if x0 < pad:

@@ -280,6 +280,18 @@ class ReaderLine:
     budget_previous: float | None = None  # the worst SLO's budget left at the end of the week before
     costly: tuple[CostlyIncident, ...] = ()  # the class's incidents that cost budget, largest first
     costly_more: int = 0  # how many more cost budget than page one names (PAGE_ONE_INCIDENTS)
+    exhausted: tuple[Exhaustion, ...] = ()  # the class's SLOs whose budget was exhausted in the period
+
+
+@dataclass(frozen=True)
+class Exhaustion:
+    """How long one SLO's period budget was exhausted within the report's period (its incidents
+    of the exhaustion alert, clipped to the period), and when the first such stretch began."""
+
+    slo: str
+    seconds: float
+    since: datetime
+    still: bool  # still exhausted at the report's end
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,16 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from monitor.report.data import SOURCE_DERIVED, DeploymentChange, ReaderLine, SLOChange, Status
+from monitor.conventions import ALERT_BUDGET_EXHAUSTED
+from monitor.report.data import (
+    SOURCE_DERIVED,
+    DeploymentChange,
+    Exhaustion,
+    Incident,
+    ReaderLine,
+    SLOChange,
+    Status,
+)
 from monitor.slo import numbers
 
 NO_DATA = numbers.NO_DATA
@@ -120,12 +129,28 @@ def costly_line(r: ReaderLine) -> str | None:
     if not r.costly:
         return None
     named = [
-        f"{c.incident.severity} {when(c.incident.started_at)}: "
+        f"{incident_kind(c.incident)} {when(c.incident.started_at)}: "
         + ", ".join(f"{slo} {budget(share)}" for slo, share in c.costs)
         for c in r.costly
     ]
     more = f"; and {r.costly_more} more in the appendix" if r.costly_more else ""
     return f"Incidents that cost {r.request_class} budget: " + "; ".join(named) + more + "."
+
+
+def incident_kind(i: Incident) -> str:
+    """An incident in one word or two: its severity, or "budget exhausted" for the exhaustion alert."""
+    return "budget exhausted" if i.alertname == ALERT_BUDGET_EXHAUSTED else i.severity
+
+
+def _derived_from(i: Incident) -> str:
+    return "the stored evaluations" if i.alertname == ALERT_BUDGET_EXHAUSTED else "burn evaluations"
+
+
+def exhausted_text(e: Exhaustion) -> str:
+    """``queue-p95's error budget was exhausted for 2d 14h this period (from 2026-11-24 10:00)``."""
+    still = ", still exhausted" if e.still else ""
+    how_long = duration(e.seconds)
+    return f"{e.slo}'s error budget was exhausted for {how_long} this period (from {when(e.since)}{still})"
 
 
 def reader_line(r: ReaderLine) -> str:
@@ -143,12 +168,12 @@ def reader_line(r: ReaderLine) -> str:
         parts.append(f"its {period} error budget is overspent by {budget(-left)} ({before})")
     i = r.incident
     if i is not None:
-        how = " (derived from burn evaluations)" if i.source == SOURCE_DERIVED else ""
-        parts.append(
-            f"the {i.severity} incident of {when(i.started_at)}{how} cost {budget(r.incident_share)} of it"
-        )
-    else:
+        how = f" (derived from {_derived_from(i)})" if i.source == SOURCE_DERIVED else ""
+        cost = budget(r.incident_share)
+        parts.append(f"the {incident_kind(i)} incident of {when(i.started_at)}{how} cost {cost} of it")
+    elif not r.exhausted:
         parts.append("no incident")
+    parts += [exhausted_text(e) for e in r.exhausted]
     parts.append(_change(r.attainment, r.attainment_previous))
     return "; ".join(parts) + "."
 

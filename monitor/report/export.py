@@ -144,6 +144,9 @@ def _reader(r: ReaderLine) -> dict[str, Any]:
         ],
         "incidents_more": r.costly_more,
         "incidents_text": display.costly_line(r),
+        "exhausted": [
+            {"slo": e.slo, "seconds": e.seconds, "since": _t(e.since), "still": e.still} for e in r.exhausted
+        ],
     }
 
 
