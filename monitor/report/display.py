@@ -11,12 +11,15 @@ from datetime import datetime
 
 from monitor.conventions import ALERT_BUDGET_EXHAUSTED
 from monitor.report.data import (
+    AT_RISK_BUDGET,
+    AT_RISK_BURN,
     SOURCE_DERIVED,
     DeploymentChange,
     Exhaustion,
     Incident,
     ReaderLine,
     SLOChange,
+    SLOLine,
     Status,
 )
 from monitor.slo import numbers
@@ -53,6 +56,18 @@ def budget(ratio: float | None) -> str:
 def objective(ratio: float) -> str:
     """An objective as the user wrote it: ``0.999`` -> ``99.9%``."""
     return f"{round(ratio * 100, 6):g}%"
+
+
+def reason(s: SLOLine) -> str:
+    """Why an SLO has its status, in words beside it (``the last day burned 1.74×, above 1×``);
+    empty when it is met or has no data."""
+    words = {
+        "below_objective": f"{attainment(s.attainment)} is below the objective {objective(s.objective)}",
+        "exhausted": f"its {s.period_window} error budget is exhausted",
+        "low_budget": f"less than {AT_RISK_BUDGET:.0%} of its {s.period_window} error budget left",
+        "recent_burn": f"the last day burned {burn(s.burn_rate_recent)}, above {AT_RISK_BURN:g}×",
+    }
+    return "; ".join(words[c] for c in s.causes)
 
 
 def burn(rate: float | None) -> str:

@@ -58,6 +58,8 @@ def _slo(s: SLOLine) -> dict[str, Any]:
         "burn_rate_last_day": s.burn_rate_recent,
         "status": s.status,
         "budget_remaining_previous": s.budget_remaining_previous,
+        "why": list(s.causes),
+        "reason": display.reason(s) or None,
     }
 
 

@@ -41,7 +41,8 @@ def _headline(d: ReportData) -> list[str]:
         for c in d.attention:
             bits = [
                 f"{escape(s.slo)} {display.attainment(s.attainment)} vs {display.objective(s.objective)}, "
-                f"budget left {display.budget(s.budget_remaining)}"
+                f"budget left {display.budget(s.budget_remaining)}, "
+                f"{display.status(s.status)}: {escape(display.reason(s))}"
                 for s in c.slos
                 if s.status in ("missed", "at_risk")
             ]

@@ -44,6 +44,7 @@ def environment() -> jinja2.Environment:
         when=display.when,
         day=display.day,
         status=display.status,
+        reason=display.reason,
         kind=lambda k: charts.KIND_LABELS.get(k, k),
         part=lambda p: charts.PART_LABELS.get(p, p),
         reader=display.reader_line,

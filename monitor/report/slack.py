@@ -37,6 +37,7 @@ def _slo_line(s: SLOLine) -> str:
         f"• {escape(s.slo)}: {display.attainment(s.attainment)} (objective {display.objective(s.objective)}, "
         f"last week {display.attainment(s.attainment_previous)}, "
         f"budget left {display.budget(s.budget_remaining)})"
+        + (f" {display.status(s.status)}: {escape(display.reason(s))}" if s.causes else "")
     )
 
 
