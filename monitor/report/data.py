@@ -55,6 +55,14 @@ class Period:
     label: str
     start: datetime
     end: datetime
+    history_from: datetime | None = None  # set when the store's history begins inside the period
+
+    @property
+    def history_seconds(self) -> float | None:
+        """Seconds of history the period holds when it is partial (None: the whole period)."""
+        if self.history_from is None:
+            return None
+        return max(0.0, self.end.timestamp() - self.history_from.timestamp())
 
     @property
     def seconds(self) -> float:
@@ -288,6 +296,7 @@ class ReaderLine:
     costly: tuple[CostlyIncident, ...] = ()  # the class's incidents that cost budget, largest first
     costly_more: int = 0  # how many more cost budget than page one names (PAGE_ONE_INCIDENTS)
     exhausted: tuple[Exhaustion, ...] = ()  # the class's SLOs whose budget was exhausted in the period
+    previous_label: str = "last week"  # how the period before is named (partial: with its hours)
 
 
 @dataclass(frozen=True)

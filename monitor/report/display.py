@@ -17,6 +17,7 @@ from monitor.report.data import (
     DeploymentChange,
     Exhaustion,
     Incident,
+    Period,
     ReaderLine,
     SLOChange,
     SLOLine,
@@ -122,21 +123,30 @@ def day(value: datetime) -> str:
     return value.strftime("%a %Y-%m-%d")
 
 
-def _change(now: float | None, before: float | None) -> str:
+def previous_label(period: Period) -> str:
+    """How the period before is named: ``last week``, or ``last week (partial: 21 h of history)``
+    when the store's history begins inside it (it is not compared as if whole)."""
+    held = period.history_seconds
+    if held is None:
+        return "last week"
+    return f"last week (partial: {held / 3600:.0f} h of history)"
+
+
+def _change(now: float | None, before: float | None, last: str = "last week") -> str:
     """Attainment change since last week, in percentage points."""
     if before is None or now is None:
-        return "no data last week to compare"
+        return f"no data {last} to compare"
     delta = (now - before) * 100
     if abs(delta) < 0.0005:
-        return "unchanged from last week"
-    return f"{delta:+.3f} points against last week"
+        return f"unchanged from {last}"
+    return f"{delta:+.3f} points against {last}"
 
 
-def _budget_before(left: float | None) -> str:
+def _budget_before(left: float | None, last: str = "last week") -> str:
     """The same budget at the end of last week, for its trend on page one."""
     if left is None:
-        return "no data last week"
-    return f"last week {budget(left)} left" if left >= 0 else f"last week overspent by {budget(-left)}"
+        return f"no data {last}"
+    return f"{last} {budget(left)} left" if left >= 0 else f"{last} overspent by {budget(-left)}"
 
 
 def costly_line(r: ReaderLine) -> str | None:
@@ -174,7 +184,11 @@ def reader_line(r: ReaderLine) -> str:
         return f"{r.request_class}: no data — nothing was measured."
     parts = [f"{r.request_class}: {status(r.status)} — {r.slo} {attainment(r.attainment)} "
              f"against {objective(r.objective)}"]  # fmt: skip
-    left, period, before = r.budget_remaining, r.period_window, _budget_before(r.budget_previous)
+    left, period, before = (
+        r.budget_remaining,
+        r.period_window,
+        _budget_before(r.budget_previous, r.previous_label),
+    )
     if left is None:
         parts.append(f"no events in its {period} period")
     elif left >= 0:
@@ -189,7 +203,7 @@ def reader_line(r: ReaderLine) -> str:
     elif not r.exhausted:
         parts.append("no incident")
     parts += [exhausted_text(e) for e in r.exhausted]
-    parts.append(_change(r.attainment, r.attainment_previous))
+    parts.append(_change(r.attainment, r.attainment_previous, r.previous_label))
     return "; ".join(parts) + "."
 
 

@@ -39,7 +39,7 @@ def _t(value: datetime | None) -> str | None:
 
 
 def _period(p: Period) -> dict[str, Any]:
-    return {"label": p.label, "start": _t(p.start), "end": _t(p.end)}
+    return {"label": p.label, "start": _t(p.start), "end": _t(p.end), "history_seconds": p.history_seconds}
 
 
 def _slo(s: SLOLine) -> dict[str, Any]:

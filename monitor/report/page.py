@@ -45,6 +45,7 @@ def environment() -> jinja2.Environment:
         day=display.day,
         status=display.status,
         reason=display.reason,
+        previous=display.previous_label,
         kind=lambda k: charts.KIND_LABELS.get(k, k),
         part=lambda p: charts.PART_LABELS.get(p, p),
         reader=display.reader_line,

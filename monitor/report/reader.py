@@ -81,7 +81,11 @@ def exhaustions(
 
 
 def reader_lines(
-    classes: Sequence[ClassSummary], incidents: Sequence[Incident], start: datetime, end: datetime
+    classes: Sequence[ClassSummary],
+    incidents: Sequence[Incident],
+    start: datetime,
+    end: datetime,
+    previous_label: str = "last week",
 ) -> tuple[ReaderLine, ...]:
     out = []
     for c in classes:
@@ -95,6 +99,6 @@ def reader_lines(
                           s.budget_remaining, s.attainment_previous, incident, share,
                           s.budget_remaining_previous, paid[:PAGE_ONE_INCIDENTS],
                           max(0, len(paid) - PAGE_ONE_INCIDENTS),
-                          exhaustions(incidents, c.name, start, end))  # fmt: skip
+                          exhaustions(incidents, c.name, start, end), previous_label)  # fmt: skip
         out.append(line)
     return tuple(out)
