@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from monitor.bottleneck.rules import Verdict
 from monitor.bottleneck.tail import MIN_BAND, OTHER, TailShare
+from monitor.report import display
 from monitor.slo import numbers
 
 LABELS = {"retry": "retries", "network": "network", "tokenization": "tokenization", "queue": "queue",
@@ -28,7 +29,7 @@ def sentence(tail: TailShare, typical: TailShare | None) -> str:
         return f"{head}: {said} ({tail.why_none})"
     share = dict(tail.shares)[tail.dominant or OTHER]
     text = (
-        f"{head} ({tail.requests} requests from {tail.bound:.2f} s): "
+        f"{head} ({tail.requests} requests from {display.seconds(tail.bound)}): "
         f"{numbers.share(share)} {LABELS[tail.dominant or OTHER]}"
     )
     if typical is not None and typical.dominant is not None:
