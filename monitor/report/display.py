@@ -14,6 +14,7 @@ from monitor.report.data import (
     AT_RISK_BUDGET,
     AT_RISK_BURN,
     SOURCE_DERIVED,
+    Breakdown,
     DeploymentChange,
     Exhaustion,
     Incident,
@@ -69,6 +70,11 @@ def reason(s: SLOLine) -> str:
         "recent_burn": f"the last day burned {burn(s.burn_rate_recent)}, above {AT_RISK_BURN:g}×",
     }
     return "; ".join(words[c] for c in s.causes)
+
+
+def breakdown_count(b: Breakdown) -> str:
+    """The requests a breakdown row's means are over, named: ``684 probes`` or ``6,269 pool requests``."""
+    return f"{count(b.count)} {'probes' if b.population == 'probe requests' else 'pool requests'}"
 
 
 def burn(rate: float | None) -> str:

@@ -233,10 +233,10 @@ def _latency(d: ReportData) -> list[str]:
         "",
         *table(["class", "measure", "probes", "P50", "P95", "P99"], rows, (2, 3, 4, 5)),
     ]
-    head = ["class", "probes", *(charts.PART_LABELS[p] for p in BREAKDOWN_PARTS)]
+    head = ["class", "requests", *(charts.PART_LABELS[p] for p in BREAKDOWN_PARTS)]
     rows = []
     for b in d.breakdown:
-        rows.append([escape(b.request_class), display.count(b.count),
+        rows.append([escape(b.request_class), escape(display.breakdown_count(b)),
                      *(display.seconds(b.part(p)) for p in BREAKDOWN_PARTS)])  # fmt: skip
         rows.append(["from", "", *(escape(b.source(p) or "—") for p in BREAKDOWN_PARTS)])
         if b.population != "probe requests":  # pool means are not this class's probe requests
