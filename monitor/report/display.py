@@ -190,11 +190,9 @@ def reader_line(r: ReaderLine) -> str:
         return f"{r.request_class}: no data — nothing was measured."
     parts = [f"{r.request_class}: {status(r.status)} — {r.slo} {attainment(r.attainment)} "
              f"against {objective(r.objective)}"]  # fmt: skip
-    left, period, before = (
-        r.budget_remaining,
-        r.period_window,
-        _budget_before(r.budget_previous, r.previous_label),
-    )
+    # the budget at last week's end is a point in time (its SLO period), whole however little of
+    # last week the store holds; only the attainment change compares the two weeks
+    left, period, before = r.budget_remaining, r.period_window, _budget_before(r.budget_previous)
     if left is None:
         parts.append(f"no events in its {period} period")
     elif left >= 0:

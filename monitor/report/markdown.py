@@ -252,7 +252,7 @@ def render_markdown(d: ReportData) -> str:
         f"{display.day(d.week.start)} to {display.day(d.week.end)} (end exclusive, {escape(d.timezone)}) · "
         f"data up to {display.when(d.end)} · generated {display.when(d.generated_at)}",
         "",
-        escape(d.week.definition) + ".",
+        d.week.definition + ".",  # the report's own words around a checked label: its `code` is markup
         "",
         *_headline(d),
         *_reader(d),
