@@ -128,7 +128,8 @@ APPENDIX = [
 
 def _incidents(d: ReportData) -> list[str]:
     if not d.incidents:
-        return ["## Incidents", "", "No alert fired and no burn-rate condition held this week.", ""]
+        none = "No alert fired, no burn-rate condition held and no error budget was exhausted this week."
+        return ["## Incidents", "", none, ""]
     rows = []
     for i in d.incidents:
         where = escape(i.request_class or "—") + (f" / {escape(i.slo)}" if i.slo else "")

@@ -45,7 +45,7 @@ def _incidents(data: ReportData) -> str:
     derived = sum(i.source == SOURCE_DERIVED for i in data.incidents)
     received = len(data.incidents) - derived
     parts = [f"{received} alert(s) fired"] if received else []
-    parts += [f"{derived} incident(s) derived from the burn evaluations"] if derived else []
+    parts += [f"{derived} incident(s) derived from the stored evaluations"] if derived else []
     return ", ".join(parts)
 
 
