@@ -13,6 +13,7 @@ from monitor.bottleneck.inputs import Inputs, Objectives
 from monitor.bottleneck.pool import PoolWindow, pool_window
 from monitor.bottleneck.stages import StageTail, stage_tail
 from monitor.bottleneck.tail import MIN_REQUESTS, MIN_REQUESTS_P99, TailShare, attribute_class
+from monitor.slo import numbers
 
 #: Where a cause's seconds came from (the verdict names its evidence).
 PROBES = "probes"
@@ -86,7 +87,9 @@ class Evidence:
         for metric, name in (("ttft", "TTFT"), ("e2e", "e2e")):
             s = self.band(metric, band)
             if s is not None and s.dominant is not None:
-                parts.append(f"{name} {dict(s.shares)[s.dominant]:.0%} {s.dominant.replace('_', ' ')}")
+                parts.append(
+                    f"{name} {numbers.share(dict(s.shares)[s.dominant])} {s.dominant.replace('_', ' ')}"
+                )
             elif s is not None:
                 missing.append(s)
         return parts, missing

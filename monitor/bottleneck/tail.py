@@ -28,7 +28,7 @@ enough requests`` in the report), never a share of one request.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from monitor.model import Model
@@ -99,12 +99,16 @@ def _usable(s: Sample, metric: str) -> bool:
     return s.view is not None and value is not None and value > 0 and all(p in s.parts for p in needed)
 
 
-def _band(cls: str, metric: str, band: str, rows: list[Sample]) -> TailShare:
+def _band(cls: str, metric: str, band: str, rows: list[Sample], edge: float | None = None) -> TailShare:
     ordered = sorted(v for s in rows if (v := _value(s, metric)) is not None)
-    bound = _rank(ordered, PERCENTILE[band])
+    bound = _rank(ordered, PERCENTILE[band]) if edge is None else edge
     low = band == "p50"
     values = [(s, _value(s, metric) or 0.0) for s in rows]
     inside = [s for s, v in values if (v <= bound if low else v >= bound)]
+    if not inside:
+        side = "at or below" if low else "at or above"
+        why = f"no request with a server view {side} {bound:.2f} s of {len(rows)}"
+        return TailShare(cls, metric, band, 0, bound, (), why)
     seconds = [(p, sum(max(0.0, s.parts.get(p, 0.0)) for s in inside)) for p in STAGES[metric]]
     # never a negative share: a stage below 0 (a clock artefact) counts 0, and stages that add up
     # to more than the latency (two clocks) are shares of their own sum, leaving "other" at 0
@@ -119,8 +123,16 @@ PROBES = "probe request(s) with a server view (per-request metrics or spans)"
 TRAFFIC = "real-traffic request(s) (server spans)"
 
 
-def attribute_class(cls: str, samples: Sequence[Sample], what: str = PROBES) -> tuple[TailShare, ...]:
-    """One class's P95+, P99+ and typical shares of TTFT and e2e from ``samples`` (module docstring)."""
+#: A band's edge given by the caller, per (class, latency, band): the percentile it printed elsewhere.
+Edges = Mapping[tuple[str, str, str], float]
+
+
+def attribute_class(
+    cls: str, samples: Sequence[Sample], what: str = PROBES, edges: Edges | None = None
+) -> tuple[TailShare, ...]:
+    """One class's P95+, P99+ and typical shares of TTFT and e2e from ``samples`` (module
+    docstring). ``edges``: the bands' edges when the caller has the percentiles already (the
+    report's latency table, over every answered probe), else each is the samples' nearest rank."""
     out: list[TailShare] = []
     for metric in STAGES:
         rows = [s for s in samples if s.request_class == cls and _usable(s, metric)]
@@ -129,10 +141,12 @@ def attribute_class(cls: str, samples: Sequence[Sample], what: str = PROBES) -> 
                 why = f"{len(rows)} {what}; {MIN_BAND[band]} needed"
                 out.append(TailShare(cls, metric, band, len(rows), None, (), why))
             else:
-                out.append(_band(cls, metric, band, rows))
+                out.append(_band(cls, metric, band, rows, (edges or {}).get((cls, metric, band))))
     return tuple(out)
 
 
-def attribute(model: Model, samples: Sequence[Sample], what: str = PROBES) -> tuple[TailShare, ...]:
+def attribute(
+    model: Model, samples: Sequence[Sample], what: str = PROBES, edges: Edges | None = None
+) -> tuple[TailShare, ...]:
     """Every class's tail and typical shares of TTFT and e2e (module docstring)."""
-    return tuple(s for rc in model.classes for s in attribute_class(rc.name, samples, what))
+    return tuple(s for rc in model.classes for s in attribute_class(rc.name, samples, what, edges))

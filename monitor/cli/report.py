@@ -54,7 +54,7 @@ def _period(args: argparse.Namespace, timezone: str, now: datetime) -> Period:
 
     tz = periods.zone(timezone)
     if args.week:
-        return periods.iso_week(args.week, tz)
+        return periods.not_future(periods.iso_week(args.week, tz), now)
     if args.since:
         return periods.since(args.since, now.astimezone(tz))
     return periods.last_complete_week(now, tz)

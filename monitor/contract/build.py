@@ -141,17 +141,17 @@ def _from_histograms(hists: dict[str, Any], ceiling: int, max_len: int | None) -
 
 
 def _populations(
-    session: Session, model: Model, rc: RequestClass, max_len: int | None, end: float
+    session: Session, model: Model, rc: RequestClass, max_len: int | None, end: float, endpoint: str
 ) -> list[CeilingUse]:
-    """The class's context use from each population of its traffic, the one the contract shows
-    first: its pool's server histograms when the pool is dedicated to it, then its probe runs of
-    every kind."""
-    obs = observe(session, model, rc.name, end - LOOKBACK, end)
+    """The class's context use on ``endpoint`` (that pool's traffic alone) from each population, the
+    one the contract shows first: the pool's server histograms when the pool is dedicated to the
+    class, then the class's probe runs of every kind on it."""
+    obs = observe(session, model, rc.name, end - LOOKBACK, end, endpoint)
     out = []
     if "prompt_tokens" in obs.histograms and "generation_tokens" in obs.histograms:
         use = _from_histograms(obs.histograms, rc.max_context_tokens, max_len)
         if use is not None:
-            out.append(use)
+            out.append(dataclasses.replace(use, source=f"{endpoint}'s {use.source}"))
     kinds = ", ".join(sorted(obs.kinds)) or "none"
     source = f"probe runs of every kind ({kinds}; prompt + output tokens)"
     out.append(from_requests(obs.every, rc.max_context_tokens, max_len, source))
@@ -171,10 +171,17 @@ def _span_totals(session: Session, endpoint: Endpoint, end: float) -> list[int]:
     return [int(p) + max(1, int(o)) for p, o in session.execute(q) if p is not None and o is not None]
 
 
-def pool_need(endpoint: Endpoint, uses: Sequence[CeilingUse], spans: Sequence[int]) -> PoolNeed | None:
+def pool_need(
+    endpoint: Endpoint,
+    uses: Sequence[CeilingUse],
+    spans: Sequence[int],
+    ceilings: Sequence[tuple[int, str]] = (),
+) -> PoolNeed | None:
     """What ``endpoint``'s --max-model-len must hold: the largest P99 among the populations of its
-    traffic — ``uses``, each class's it serves (every population), and its real-traffic
-    ``spans`` (owned by the pool's class when it serves one, else by no class). None without any."""
+    traffic — ``uses``, each class's it serves (every population, on this pool), and its
+    real-traffic ``spans`` (owned by the pool's class when it serves one, else by no class) — and
+    never less than the largest context ceiling of the classes it serves (``ceilings``: (tokens,
+    class)). None without any traffic."""
     found = [(u.p99, u.request_class, f"{u.request_class}: {u.samples} samples from {u.source}")
              for u in uses if u.p99 is not None]  # fmt: skip
     p99 = percentile([float(t) for t in spans], 99)
@@ -184,7 +191,8 @@ def pool_need(endpoint: Endpoint, uses: Sequence[CeilingUse], spans: Sequence[in
     if not found:
         return None
     need, owner, population = max(found, key=lambda f: f[0])
-    return PoolNeed(endpoint.name, need, owner, population)
+    ceiling, whose = max(ceilings, default=(0, None))
+    return PoolNeed(endpoint.name, need, owner, population, ceiling, whose)
 
 
 @dataclass(frozen=True)
@@ -270,7 +278,7 @@ def _class_contract(
     max_len = path.get("max_model_len") or endpoint.deployment.max_model_len
     if ev.runs and len(ev.runs) < len(evidence):
         notes.append(f"{len(evidence) - len(ev.runs)} replay run(s) on other deployments not counted")
-    uses = _populations(session, model, rc, max_len, end)
+    uses = _populations(session, model, rc, max_len, end, endpoint.name)
     return ClassContract(
         rc.name,
         endpoint.name,
@@ -287,6 +295,29 @@ def _class_contract(
     ), uses
 
 
+def _pool_need(
+    session: Session,
+    model: Model,
+    e: Endpoint,
+    built: dict[str, tuple[ClassContract, list[CeilingUse]]],
+    end: float,
+) -> PoolNeed | None:
+    """:func:`pool_need` of ``e`` from its own traffic: each class's use on this pool (a class on
+    several pools is counted on each from that pool's probe runs and intervals alone)."""
+    uses: list[CeilingUse] = []
+    for c in e.classes:
+        if c not in built:
+            continue
+        contract, on_first = built[c]
+        uses += (
+            on_first
+            if contract.endpoint == e.name
+            else _populations(session, model, model.request_class(c), e.deployment.max_model_len, end, e.name)
+        )
+    ceilings = [(model.request_class(c).max_context_tokens, c) for c in e.classes]
+    return pool_need(e, uses, _span_totals(session, e, end), ceilings)
+
+
 def build_contract(session: Session, model: Model, end: float) -> list[ClassContract]:
     """The contract of every class that has an endpoint, each with its pool's need (:func:`pool_need`)."""
     built = {
@@ -294,12 +325,7 @@ def build_contract(session: Session, model: Model, end: float) -> list[ClassCont
         for rc in model.classes
         if model.endpoints_for(rc.name)
     }
-    needs = {
-        e.name: pool_need(
-            e, [u for c in e.classes if c in built for u in built[c][1]], _span_totals(session, e, end)
-        )
-        for e in model.endpoints
-    }
+    needs = {e.name: _pool_need(session, model, e, built, end) for e in model.endpoints}
     return [
         dataclasses.replace(cc, ceiling=dataclasses.replace(cc.ceiling, pool=needs.get(cc.endpoint)))
         for cc, _ in built.values()

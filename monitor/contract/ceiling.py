@@ -39,6 +39,8 @@ class PoolNeed:
     p99: float
     owner: str | None
     population: str  # e.g. "agent: 10102 samples from probe runs of every kind (...)"
+    ceiling: int = 0  # the largest context ceiling among the classes the pool serves
+    ceiling_owner: str | None = None  # whose ceiling that is
 
 
 @dataclass(frozen=True)
@@ -59,18 +61,12 @@ class CeilingUse:
     pool: PoolNeed | None = None  # what the class's pool must hold (None: judged on this use alone)
 
     def _waste(self, p99: float) -> list[str]:
-        """The KV-waste advice (module docstring), or the note that another class sizes the pool."""
+        """The KV-waste advice (module docstring), or the note that another class's traffic or a
+        class's context ceiling sizes the pool: no advice lowers --max-model-len below either."""
         size, need = self.max_model_len, self.pool
         if size is None:
             return []
-        if need is None:
-            if size <= WASTE_FACTOR * p99:
-                return []
-            return [
-                f"KV waste: max-model-len {size} is {size / p99:.0f}× the class's P99 of {p99:.0f} "
-                "tokens; a lower --max-model-len frees KV cache"
-            ]
-        if need.owner != self.request_class:
+        if need is not None and need.owner != self.request_class:
             if size <= WASTE_FACTOR * p99:
                 return []
             whose = need.owner or "real traffic"
@@ -78,12 +74,29 @@ class CeilingUse:
                 f"no KV-waste advice for this class: pool {need.pool}'s --max-model-len must also fit "
                 f"{whose}'s P99 of {need.p99:.0f} tokens ({need.population})"
             ]
-        if size <= WASTE_FACTOR * need.p99:
+        top = need.p99 if need is not None else p99
+        if size <= WASTE_FACTOR * top:
             return []
+        ceiling, owner = (need.ceiling, need.ceiling_owner) if need is not None else (self.ceiling, None)
+        if self.ceiling > ceiling:
+            ceiling, owner = self.ceiling, None
+        whose = owner or self.request_class or "the class"
+        if size <= ceiling:
+            return [
+                f"no KV-waste advice: max-model-len {size} is what {whose}'s context ceiling of {ceiling} "
+                f"tokens needs (the traffic's P99 is {top:.0f} tokens): a lower --max-model-len would "
+                "break that ceiling"
+            ]
+        floor, why = (ceiling, f"{whose}'s context ceiling") if ceiling >= top else (top, "the P99")
+        if need is None:
+            return [
+                f"KV waste: max-model-len {size} is {size / p99:.0f}× the class's P99 of {p99:.0f} "
+                f"tokens; a lower --max-model-len, not below the {ceiling}-token ceiling, frees KV cache"
+            ]
         return [
             f"KV waste: max-model-len {size} is {size / need.p99:.0f}× the largest P99 of pool "
             f"{need.pool}'s traffic, {need.p99:.0f} tokens ({need.population}); a lower "
-            f"--max-model-len, not below {need.p99:.0f}, frees KV cache"
+            f"--max-model-len, not below {floor:.0f} ({why}), frees KV cache"
         ]
 
     @property

@@ -67,20 +67,23 @@ def _add_hist(into: dict[str, dict[str, Any]], name: str, h: dict[str, Any]) -> 
     have["counts"] = [a + b for a, b in zip(have["counts"], h["counts"], strict=True)]
 
 
-def observe(session: Session, model: Model, request_class: str, start: float, end: float) -> Observed:
-    """Collect :class:`Observed` for ``request_class`` over ``(start, end]``."""
+def observe(
+    session: Session, model: Model, request_class: str, start: float, end: float, endpoint: str | None = None
+) -> Observed:
+    """Collect :class:`Observed` for ``request_class`` over ``(start, end]``; with ``endpoint``,
+    only that pool's traffic (its probe runs and its scrape intervals), else every pool's of the class."""
     rc = model.request_class(request_class)
-    endpoints = [e.name for e in model.endpoints_for(rc.name)]
-    caps = [e.deployment.max_model_len for e in model.endpoints_for(rc.name) if e.deployment.max_model_len]
-    obs = Observed(
-        sharing=max((len(e.classes) for e in model.endpoints_for(rc.name)), default=1),
-        cap=min(caps) if caps else None,
-    )
+    pools = [e for e in model.endpoints_for(rc.name) if endpoint is None or e.name == endpoint]
+    endpoints = [e.name for e in pools]
+    caps = [e.deployment.max_model_len for e in pools if e.deployment.max_model_len]
+    obs = Observed(sharing=max((len(e.classes) for e in pools), default=1), cap=min(caps) if caps else None)
     q = select(ProbeResultRow.kind, ProbeResultRow.prompt_tokens, ProbeResultRow.completion_tokens).where(
         ProbeResultRow.request_class == rc.name,
         ProbeResultRow.started_at > start,
         ProbeResultRow.started_at <= end,
     )
+    if endpoint is not None:
+        q = q.where(ProbeResultRow.endpoint == endpoint)
     for kind, prompt, output in session.execute(q):
         obs.kinds[kind] += 1
         if prompt is not None and output is not None:

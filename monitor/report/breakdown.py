@@ -8,6 +8,8 @@ Each part is a mean seconds per request, and the report says where it came from:
 * ``server histograms (POOL)``: when no probe of the class has a server view, queue, prefill and
   decode are the means of the pool's histograms over the period (``sum / count`` of every scrape
   interval of the endpoints serving the class): all of the pool's traffic, not only the probes.
+  They are a row of their own, counted in the pool's requests, beside the row of the probes' own
+  parts (retries, tool turnaround) counted in probes: one row, one population.
   When the pool serves other classes too, the label and the breakdown's ``population`` say so
   (``server histograms (POOL, shared with B)``): those means are not this class's requests — the
   report once drew "10 s per probe request" from a pool whose own probes took 0.8 s;
@@ -125,10 +127,14 @@ def sharing(model: Model, cls: str) -> tuple[str, ...]:
     return tuple(sorted({c for e in model.endpoints_for(cls) for c in e.classes} - {cls}))
 
 
+#: The population of a breakdown row over the class's probes.
+PROBE_REQUESTS = "probe requests"
+
+
 def population(model: Model, samples: Sequence[Sample], cls: str) -> str:
     """Whose requests a class's breakdown means are over."""
     if not needs_pool(samples, cls):
-        return "probe requests"
+        return PROBE_REQUESTS
     names = ", ".join(e.name for e in model.endpoints_for(cls))
     shared = sharing(model, cls)
     if shared:
@@ -145,12 +151,13 @@ def breakdowns(model: Model, samples: Sequence[Sample], pools: PoolHistograms) -
             if s.request_class == rc.name:
                 _add_sample(acc, s)
         if needs_pool(samples, rc.name):
-            pools.add(acc, [e.name for e in model.endpoints_for(rc.name)], shared=sharing(model, rc.name))
-        out.append(
-            Breakdown(
-                rc.name, acc.count, acc.means(), acc.source_names(), population(model, samples, rc.name)
-            )
-        )
+            pool = _Sums()
+            pools.add(pool, [e.name for e in model.endpoints_for(rc.name)], shared=sharing(model, rc.name))
+            pool.count = round(max((pool.counts[p] for p in SERVER_PARTS), default=0.0))
+            if pool.count:
+                whose = population(model, samples, rc.name)
+                out.append(Breakdown(rc.name, pool.count, pool.means(), pool.source_names(), whose))
+        out.append(Breakdown(rc.name, acc.count, acc.means(), acc.source_names(), PROBE_REQUESTS))
     return tuple(out)
 
 

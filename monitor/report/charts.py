@@ -62,8 +62,20 @@ def _nan(value: float | None, scale: float = 1.0) -> float:
 
 
 def _left_margin(labels: Sequence[str]) -> float:
-    """Room for the longest class name on the y axis, as a share of a 9-inch figure."""
+    """A first guess of the room for the longest y label, as a share of a 9-inch figure
+    (:func:`_fit_left` measures the labels drawn and widens it)."""
     return min(0.4, 0.03 + 0.0075 * max((len(x) for x in labels), default=4))
+
+
+def _fit_left(fig: Figure, ax: Axes) -> None:
+    """Widen the left margin until every y tick label of ``ax`` lies inside the figure, measured
+    with the renderer (a label is never cut at the image's edge)."""
+    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
+    x0 = min((t.get_window_extent(renderer).x0 for t in ax.get_yticklabels() if t.get_text()), default=0.0)
+    pad = 6.0 * fig.dpi / 72
+    if x0 < pad:
+        left = fig.subplotpars.left + (pad - x0) / (fig.dpi * fig.get_figwidth())
+        fig.subplots_adjust(left=min(0.6, left))
 
 
 def _time_axis(ax: Axes, xs: Sequence[datetime], tz: tzinfo | None) -> None:
@@ -223,6 +235,7 @@ def latency(stats: Sequence[LatencyStats]) -> bytes | None:
             ax.set_xlim(right=longest * 1.6)  # the longest bar ends inside the frame, never on it
     axes[0].invert_yaxis()
     axes[0].set_yticks(range(len(classes)), [plain(c) for c in classes])
+    _fit_left(fig, axes[0])
     handles, labels = axes[0].get_legend_handles_labels()  # below the axes: never over a bar
     fig.legend(handles, labels, loc="lower right", ncols=3, fontsize=7, frameon=False)
     return _png(fig)
@@ -256,6 +269,7 @@ def breakdown(rows: Sequence[Breakdown]) -> bytes | None:
         [plain(r.request_class + ("" if r.population == "probe requests" else " (pool)")) for r in rows],
     )
     ax.invert_yaxis()
+    _fit_left(fig, ax)
     ax.set_xlabel("mean seconds per request (probe requests; (pool): all of the pool's requests)")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=7, ncols=5, frameon=False)

@@ -15,13 +15,14 @@ same ``--now`` on the same database gives the same report, byte for byte.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy.orm import Session
 
 from monitor.model import SLO, Model
-from monitor.report import collect_ops, collect_probes, series
+from monitor.report import collect_ops, collect_probes, display, series
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report.budget import collect_budget
@@ -71,6 +72,14 @@ def slo_line(w: Windows, slo: SLO, start: float, end: float, prev: tuple[float, 
     )
 
 
+def partial(period: Period, history: float | None) -> Period:
+    """``period`` marked partial when the store's history (its first event, ``history``) begins
+    after the period's start: the period then holds only ``end − history`` of data."""
+    if history is None or history <= period.start.timestamp() or history > period.end.timestamp():
+        return period
+    return dataclasses.replace(period, history_from=datetime.fromtimestamp(history, period.start.tzinfo))
+
+
 def as_of(week: Period, now: datetime) -> datetime:
     """Where the report's data ends: the period's end, or ``now`` when that is earlier."""
     at = min(week.end.timestamp(), max(week.start.timestamp(), now.timestamp()))
@@ -86,8 +95,9 @@ def _points(session: Session, start: float, end: float) -> tuple[list[float], fl
 def collect(model: Model, session: Session, week: Period, now: datetime | None = None) -> ReportData:
     """Everything the report shows for ``week`` (and the comparison with the period before it)."""
     now = now or datetime.now(UTC)
-    tz, end_at, prev = week.start.tzinfo, as_of(week, now), previous(week)
+    tz, end_at = week.start.tzinfo, as_of(week, now)
     start, end = week.start.timestamp(), end_at.timestamp()
+    prev = partial(previous(week), series.history_start(session, end))
     prev_window = (prev.start.timestamp(), min(prev.end.timestamp(), end))
     w, red = Windows(session), Redactor.for_model(model)
     points, step = _points(session, start, end)
@@ -119,7 +129,7 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         as_of=end_at,
         series_step_seconds=step,
         breakdown_series=probes.breakdown_series(points, tz) if points else (),
-        reader=reader_lines(classes, incidents),
+        reader=reader_lines(classes, incidents, week.start, end_at, display.previous_label(prev)),
         budget=collect_budget(model, w, end),
         contract=report_contract.collect(model, session, end),
         maintenance=collect_maintenance(model, session, week.start, week.end, end, red),

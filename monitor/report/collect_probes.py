@@ -164,9 +164,17 @@ class ProbeFacts:
         self.answered = or_(P.reason.is_(None), P.reason.not_in(sorted((*UNANSWERED, *MONITOR))))
         self._samples: list[Sample] | None = None
         self._tail: tuple[TailShare, ...] | None = None
+        self._latency: tuple[LatencyStats, ...] | None = None
         self._pools: brk.PoolHistograms | None = None
 
     def latency(self) -> tuple[LatencyStats, ...]:
+        """P50/P95/P99 per class and latency, computed once: the latency table prints them and the
+        tail's bands start at them (:meth:`tail`)."""
+        if self._latency is None:
+            self._latency = self._read_latency()
+        return self._latency
+
+    def _read_latency(self) -> tuple[LatencyStats, ...]:
         per_probe = [k for k in LATENCY_KINDS if k in LATENCY_COLUMNS]
         q = select(P.request_class, P.itl_histogram, *(LATENCY_COLUMNS[k] for k in per_probe))
         values: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -237,7 +245,10 @@ class ProbeFacts:
 
     def tail(self) -> tuple[TailShare, ...]:
         if self._tail is None:
-            self._tail = attribute(self.model, self.samples())
+            bands = {"p50": "p50", "p95": "p95", "p99": "p99"}
+            edges = {(s.request_class, s.kind, band): v for s in self.latency() if s.kind in ("ttft", "e2e")
+                     for band, attr in bands.items() if (v := getattr(s, attr)) is not None}  # fmt: skip
+            self._tail = attribute(self.model, self.samples(), edges=edges)
         return self._tail
 
     def bottleneck(self) -> tuple[Verdict, ...]:

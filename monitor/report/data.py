@@ -21,6 +21,8 @@ from monitor.report.maintenance import MaintenanceSection
 
 #: Status of one SLO or one request class for the week (see docs/report.md "Status").
 Status = Literal["met", "at_risk", "missed", "no_data"]
+#: A rule of the status that holds for an SLO (:func:`status_causes`).
+Cause = Literal["below_objective", "exhausted", "low_budget", "recent_burn"]
 STATUSES: tuple[Status, ...] = ("missed", "at_risk", "met", "no_data")  # worst first
 
 #: At risk when less than this share of the period's error budget is left.
@@ -53,6 +55,14 @@ class Period:
     label: str
     start: datetime
     end: datetime
+    history_from: datetime | None = None  # set when the store's history begins inside the period
+
+    @property
+    def history_seconds(self) -> float | None:
+        """Seconds of history the period holds when it is partial (None: the whole period)."""
+        if self.history_from is None:
+            return None
+        return max(0.0, self.end.timestamp() - self.history_from.timestamp())
 
     @property
     def seconds(self) -> float:
@@ -93,6 +103,11 @@ class SLOLine:
     @property
     def budget(self) -> float:
         return 1.0 - self.objective
+
+    @property
+    def causes(self) -> tuple[Cause, ...]:
+        """Why it has its status (:func:`status_causes`)."""
+        return status_causes(self.attainment, self.objective, self.budget_remaining, self.burn_rate_recent)
 
 
 @dataclass(frozen=True)
@@ -280,6 +295,19 @@ class ReaderLine:
     budget_previous: float | None = None  # the worst SLO's budget left at the end of the week before
     costly: tuple[CostlyIncident, ...] = ()  # the class's incidents that cost budget, largest first
     costly_more: int = 0  # how many more cost budget than page one names (PAGE_ONE_INCIDENTS)
+    exhausted: tuple[Exhaustion, ...] = ()  # the class's SLOs whose budget was exhausted in the period
+    previous_label: str = "last week"  # how the period before is named (partial: with its hours)
+
+
+@dataclass(frozen=True)
+class Exhaustion:
+    """How long one SLO's period budget was exhausted within the report's period (its incidents
+    of the exhaustion alert, clipped to the period), and when the first such stretch began."""
+
+    slo: str
+    seconds: float
+    since: datetime
+    still: bool  # still exhausted at the report's end
 
 
 @dataclass(frozen=True)
@@ -342,6 +370,28 @@ def worst(statuses: Iterable[Status]) -> Status:
     return next((s for s in STATUSES if s in seen), "no_data")
 
 
+def status_causes(
+    attainment: float | None, objective: float, budget_remaining: float | None, burn_recent: float | None
+) -> tuple[Cause, ...]:
+    """Why an SLO has its status: the rules of :func:`slo_status` that hold (docs/report.md,
+    Status), those of "missed" when any does, else those of "at risk"; none for met or no data."""
+    if attainment is None:
+        return ()
+    missed: list[Cause] = []
+    if attainment < objective:
+        missed.append("below_objective")
+    if budget_remaining is not None and budget_remaining <= 0:
+        missed.append("exhausted")
+    if missed:
+        return tuple(missed)
+    risk: list[Cause] = []
+    if budget_remaining is not None and budget_remaining < AT_RISK_BUDGET:
+        risk.append("low_budget")
+    if burn_recent is not None and burn_recent > AT_RISK_BURN:
+        risk.append("recent_burn")
+    return tuple(risk)
+
+
 def slo_status(
     attainment: float | None, objective: float, budget_remaining: float | None, burn_recent: float | None
 ) -> Status:
@@ -353,10 +403,7 @@ def slo_status(
     """
     if attainment is None:
         return "no_data"
-    if attainment < objective or (budget_remaining is not None and budget_remaining <= 0):
+    causes = status_causes(attainment, objective, budget_remaining, burn_recent)
+    if "below_objective" in causes or "exhausted" in causes:
         return "missed"
-    if (budget_remaining is not None and budget_remaining < AT_RISK_BUDGET) or (
-        burn_recent is not None and burn_recent > AT_RISK_BURN
-    ):
-        return "at_risk"
-    return "met"
+    return "at_risk" if causes else "met"

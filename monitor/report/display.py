@@ -9,7 +9,21 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from monitor.report.data import SOURCE_DERIVED, DeploymentChange, ReaderLine, SLOChange, Status
+from monitor.conventions import ALERT_BUDGET_EXHAUSTED
+from monitor.report.data import (
+    AT_RISK_BUDGET,
+    AT_RISK_BURN,
+    SOURCE_DERIVED,
+    Breakdown,
+    DeploymentChange,
+    Exhaustion,
+    Incident,
+    Period,
+    ReaderLine,
+    SLOChange,
+    SLOLine,
+    Status,
+)
 from monitor.slo import numbers
 
 NO_DATA = numbers.NO_DATA
@@ -44,6 +58,23 @@ def budget(ratio: float | None) -> str:
 def objective(ratio: float) -> str:
     """An objective as the user wrote it: ``0.999`` -> ``99.9%``."""
     return f"{round(ratio * 100, 6):g}%"
+
+
+def reason(s: SLOLine) -> str:
+    """Why an SLO has its status, in words beside it (``the last day burned 1.74×, above 1×``);
+    empty when it is met or has no data."""
+    words = {
+        "below_objective": f"{attainment(s.attainment)} is below the objective {objective(s.objective)}",
+        "exhausted": f"its {s.period_window} error budget is exhausted",
+        "low_budget": f"less than {AT_RISK_BUDGET:.0%} of its {s.period_window} error budget left",
+        "recent_burn": f"the last day burned {burn(s.burn_rate_recent)}, above {AT_RISK_BURN:g}×",
+    }
+    return "; ".join(words[c] for c in s.causes)
+
+
+def breakdown_count(b: Breakdown) -> str:
+    """The requests a breakdown row's means are over, named: ``684 probes`` or ``6,269 pool requests``."""
+    return f"{count(b.count)} {'probes' if b.population == 'probe requests' else 'pool requests'}"
 
 
 def burn(rate: float | None) -> str:
@@ -98,21 +129,30 @@ def day(value: datetime) -> str:
     return value.strftime("%a %Y-%m-%d")
 
 
-def _change(now: float | None, before: float | None) -> str:
+def previous_label(period: Period) -> str:
+    """How the period before is named: ``last week``, or ``last week (partial: 21 h of history)``
+    when the store's history begins inside it (it is not compared as if whole)."""
+    held = period.history_seconds
+    if held is None:
+        return "last week"
+    return f"last week (partial: {held / 3600:.0f} h of history)"
+
+
+def _change(now: float | None, before: float | None, last: str = "last week") -> str:
     """Attainment change since last week, in percentage points."""
     if before is None or now is None:
-        return "no data last week to compare"
+        return f"no data {last} to compare"
     delta = (now - before) * 100
     if abs(delta) < 0.0005:
-        return "unchanged from last week"
-    return f"{delta:+.3f} points against last week"
+        return f"unchanged from {last}"
+    return f"{delta:+.3f} points against {last}"
 
 
-def _budget_before(left: float | None) -> str:
+def _budget_before(left: float | None, last: str = "last week") -> str:
     """The same budget at the end of last week, for its trend on page one."""
     if left is None:
-        return "no data last week"
-    return f"last week {budget(left)} left" if left >= 0 else f"last week overspent by {budget(-left)}"
+        return f"no data {last}"
+    return f"{last} {budget(left)} left" if left >= 0 else f"{last} overspent by {budget(-left)}"
 
 
 def costly_line(r: ReaderLine) -> str | None:
@@ -120,12 +160,28 @@ def costly_line(r: ReaderLine) -> str | None:
     if not r.costly:
         return None
     named = [
-        f"{c.incident.severity} {when(c.incident.started_at)}: "
+        f"{incident_kind(c.incident)} {when(c.incident.started_at)}: "
         + ", ".join(f"{slo} {budget(share)}" for slo, share in c.costs)
         for c in r.costly
     ]
     more = f"; and {r.costly_more} more in the appendix" if r.costly_more else ""
     return f"Incidents that cost {r.request_class} budget: " + "; ".join(named) + more + "."
+
+
+def incident_kind(i: Incident) -> str:
+    """An incident in one word or two: its severity, or "budget exhausted" for the exhaustion alert."""
+    return "budget exhausted" if i.alertname == ALERT_BUDGET_EXHAUSTED else i.severity
+
+
+def _derived_from(i: Incident) -> str:
+    return "the stored evaluations" if i.alertname == ALERT_BUDGET_EXHAUSTED else "burn evaluations"
+
+
+def exhausted_text(e: Exhaustion) -> str:
+    """``queue-p95's error budget was exhausted for 2d 14h this period (from 2026-11-24 10:00)``."""
+    still = ", still exhausted" if e.still else ""
+    how_long = duration(e.seconds)
+    return f"{e.slo}'s error budget was exhausted for {how_long} this period (from {when(e.since)}{still})"
 
 
 def reader_line(r: ReaderLine) -> str:
@@ -134,6 +190,8 @@ def reader_line(r: ReaderLine) -> str:
         return f"{r.request_class}: no data — nothing was measured."
     parts = [f"{r.request_class}: {status(r.status)} — {r.slo} {attainment(r.attainment)} "
              f"against {objective(r.objective)}"]  # fmt: skip
+    # the budget at last week's end is a point in time (its SLO period), whole however little of
+    # last week the store holds; only the attainment change compares the two weeks
     left, period, before = r.budget_remaining, r.period_window, _budget_before(r.budget_previous)
     if left is None:
         parts.append(f"no events in its {period} period")
@@ -143,13 +201,13 @@ def reader_line(r: ReaderLine) -> str:
         parts.append(f"its {period} error budget is overspent by {budget(-left)} ({before})")
     i = r.incident
     if i is not None:
-        how = " (derived from burn evaluations)" if i.source == SOURCE_DERIVED else ""
-        parts.append(
-            f"the {i.severity} incident of {when(i.started_at)}{how} cost {budget(r.incident_share)} of it"
-        )
-    else:
+        how = f" (derived from {_derived_from(i)})" if i.source == SOURCE_DERIVED else ""
+        cost = budget(r.incident_share)
+        parts.append(f"the {incident_kind(i)} incident of {when(i.started_at)}{how} cost {cost} of it")
+    elif not r.exhausted:
         parts.append("no incident")
-    parts.append(_change(r.attainment, r.attainment_previous))
+    parts += [exhausted_text(e) for e in r.exhausted]
+    parts.append(_change(r.attainment, r.attainment_previous, r.previous_label))
     return "; ".join(parts) + "."
 
 

@@ -39,7 +39,7 @@ def _t(value: datetime | None) -> str | None:
 
 
 def _period(p: Period) -> dict[str, Any]:
-    return {"label": p.label, "start": _t(p.start), "end": _t(p.end)}
+    return {"label": p.label, "start": _t(p.start), "end": _t(p.end), "history_seconds": p.history_seconds}
 
 
 def _slo(s: SLOLine) -> dict[str, Any]:
@@ -58,6 +58,8 @@ def _slo(s: SLOLine) -> dict[str, Any]:
         "burn_rate_last_day": s.burn_rate_recent,
         "status": s.status,
         "budget_remaining_previous": s.budget_remaining_previous,
+        "why": list(s.causes),
+        "reason": display.reason(s) or None,
     }
 
 
@@ -144,6 +146,9 @@ def _reader(r: ReaderLine) -> dict[str, Any]:
         ],
         "incidents_more": r.costly_more,
         "incidents_text": display.costly_line(r),
+        "exhausted": [
+            {"slo": e.slo, "seconds": e.seconds, "since": _t(e.since), "still": e.still} for e in r.exhausted
+        ],
     }
 
 

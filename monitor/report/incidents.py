@@ -39,7 +39,7 @@ from monitor.model import SLO, Model
 from monitor.report.data import SOURCE_DERIVED, BudgetCost, Incident
 from monitor.report.events import Windows
 from monitor.report.redact import Redactor
-from monitor.slo.evaluate import STATUS_BURNING, burn_alerts
+from monitor.slo.evaluate import STATUS_BURNING, STATUS_EXHAUSTED, burn_alerts
 from monitor.store.incidents import BurnIncident, Burning, derive_burn_incidents
 from monitor.store.queries import StoredBurn, burn_evaluations
 from monitor.store.tables import IncidentRow
@@ -56,8 +56,9 @@ def incident_slos(model: Model, request_class: str | None, slo: str | None) -> l
 def holding(
     model: Model, burns: list[StoredBurn], calm: dict[str, list[float]], severity: str
 ) -> tuple[list[Burning], dict[str, list[float]]]:
-    """The evaluations among ``burns`` where a ``severity`` burn-rate condition held, and every
-    other evaluation instant per SLO (``calm`` plus those of ``burns`` where none held)."""
+    """The evaluations among ``burns`` where a ``severity`` burn-rate condition held (severity
+    :data:`EXHAUSTED`: whose stored status is ``exhausted``), and every other evaluation instant
+    per SLO (``calm`` plus those of ``burns`` where none held)."""
     slos = {s.id: s for s in model.slos}
     hot: list[Burning] = []
     quiet = {k: list(v) for k, v in calm.items()}
@@ -66,6 +67,8 @@ def holding(
         held = {a.severity for a in burn_alerts(slo, b.windows)} if slo is not None else set()
         if slo is None and b.status == STATUS_BURNING:
             held = {b.severity or ""}  # an SLO no longer configured: trust the stored status
+        if b.status == STATUS_EXHAUSTED:
+            held.add(EXHAUSTED)
         if severity in held:
             hot.append((b.slo_id, b.request_class, b.slo_name, b.evaluated_at, severity, b.burn_rate()))
         else:
@@ -74,11 +77,12 @@ def holding(
 
 
 def derived_incidents(model: Model, session: Session, start: float, end: float) -> list[BurnIncident]:
-    """Incidents derived from the stored evaluations, burning at some time in ``(start, end]``: one
-    per stretch in which a page (or a ticket) burn-rate condition held, as the pager's alerts."""
+    """Incidents derived from the stored evaluations, at some time in ``(start, end]``: one per
+    stretch in which a page (or a ticket) burn-rate condition held, as the pager's alerts, and one
+    per stretch in which the SLO period's budget was exhausted (severity :data:`EXHAUSTED`)."""
     burns, calm = burn_evaluations(session, start, end)
     found = []
-    for severity in ("page", "ticket"):
+    for severity in ("page", "ticket", EXHAUSTED):
         found += derive_burn_incidents(*holding(model, burns, calm, severity), end)
     return sorted(
         (i for i in found if i.ends_at is None or i.ends_at > start), key=lambda i: (i.starts_at, i.slo_id)
@@ -90,6 +94,20 @@ LOOKBACK = {
     severity: max(cv.window_seconds(a.long_window) for a in cv.BURN_ALERTS if a.severity == severity)
     for severity in {a.severity for a in cv.BURN_ALERTS}
 }
+
+
+#: The severity of a derived stretch of exhausted evaluations (its incident: the exhaustion alert's).
+EXHAUSTED = "exhausted"
+
+
+def kind_of(alertname: str, severity: str | None) -> str:
+    """What an incident is about: its budget exhausted (:data:`EXHAUSTED`), or a burn ("burn").
+    The two are never one episode: a budget stays exhausted for days after its burn stopped."""
+    return EXHAUSTED if alertname == cv.ALERT_BUDGET_EXHAUSTED or severity == EXHAUSTED else "burn"
+
+
+def _derived_key(b: BurnIncident) -> str:
+    return f"{kind_of('', b.severity)} {b.slo_id}"
 
 
 _T = TypeVar("_T")
@@ -141,13 +159,13 @@ def _merged(group: Sequence[BurnIncident]) -> BurnIncident:
 
 def episodes(found: Sequence[BurnIncident]) -> list[BurnIncident]:
     """Derived stretches of one SLO merged into one per burn episode (:func:`episode_groups`)."""
-    merged = [_merged(g) for g in episode_groups(found, lambda b: b.slo_id, _burn_span)]
+    merged = [_merged(g) for g in episode_groups(found, _derived_key, _burn_span)]
     return sorted(merged, key=lambda i: (i.starts_at, i.slo_id))
 
 
 def _looks_back_from(members: Sequence[tuple[float, str]]) -> float:
     """Where an episode's cost starts: the earliest start of the burn windows that made its alerts
-    fire, from each (start, severity)."""
+    fire, from each (start, severity); an exhaustion looks back over nothing."""
     return min(start - LOOKBACK.get(severity, 0.0) for start, severity in members)
 
 
@@ -159,23 +177,49 @@ class _Charge:
     started: float
     until: float
     lookback: float
+    exhaustion: bool = False  # charged last, with what the burns left (:func:`_costs`)
+
+
+def _uncharged(
+    since: float, until: float, charged: Sequence[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """The pieces of ``(since, until]`` outside every ``charged`` interval."""
+    pieces, at = [], since
+    for lo, hi in sorted(charged):
+        if lo > at:
+            pieces.append((at, min(lo, until)))
+        at = max(at, hi)
+        if at >= until:
+            break
+    if at < until:
+        pieces.append((at, until))
+    return [(a, b) for a, b in pieces if b > a]
 
 
 def _costs(w: Windows, charges: Sequence[_Charge], start: float, end: float) -> list[tuple[BudgetCost, ...]]:
-    """Each incident's cost (module docstring), in the order of ``charges`` (sorted by start)."""
+    """Each incident's cost (module docstring), in the order of ``charges`` (sorted by start): the
+    burns first, then each exhaustion with the bad events of its stretch no burn was charged."""
     charged_until: dict[str, float] = {}
-    out = []
-    for c in charges:
-        costs = []
+    charged: dict[str, list[tuple[float, float]]] = {}
+    out: dict[int, tuple[BudgetCost, ...]] = {}
+    order = sorted(range(len(charges)), key=lambda k: charges[k].exhaustion)
+    for k in order:
+        c, costs = charges[k], []
         for slo in c.slos:
-            since = max(start, c.started - c.lookback, charged_until.get(slo.id, start))
-            during = w.result(slo, since, max(since, c.until))
-            charged_until[slo.id] = max(since, c.until)
+            since = max(start, c.started - c.lookback)
+            if not c.exhaustion:
+                since = max(since, charged_until.get(slo.id, start))
+                charged_until[slo.id] = max(since, c.until)
+            pieces = _uncharged(since, max(since, c.until), charged.get(slo.id, []))
+            charged.setdefault(slo.id, []).append((since, max(since, c.until)))
+            bad = 0.0
+            for a, b in pieces:
+                during = w.result(slo, a, b)
+                bad += during.total - during.good
             allowed = slo.budget * w.period_at(slo, end).total
-            bad = during.total - during.good
             costs.append(BudgetCost(slo.id, bad, allowed, bad / allowed if allowed > 0 else None))
-        out.append(tuple(costs))
-    return out
+        out[k] = tuple(costs)
+    return [out[k] for k in range(len(charges))]
 
 
 class IncidentReader:
@@ -204,7 +248,8 @@ class IncidentReader:
         if not row.slo:
             return f"alert {row.id}"
         ids = sorted(s.id for s in incident_slos(self.model, row.request_class, row.slo))
-        return "slo " + (",".join(ids) if ids else f"{row.request_class}/{row.slo}")
+        kind = kind_of(row.alertname, row.severity)
+        return f"{kind} slo " + (",".join(ids) if ids else f"{row.request_class}/{row.slo}")
 
     def _alert(
         self, group: Sequence[tuple[IncidentRow, float | None]], end: float
@@ -220,7 +265,9 @@ class IncidentReader:
         ann = row.annotations or {}
         red = self.red
         slos = tuple(incident_slos(self.model, row.request_class, row.slo))
-        since = _looks_back_from([(r.starts_at, r.severity or "") for r, _ in group]) if row.slo else starts
+        exhaustion = kind_of(row.alertname, row.severity) == EXHAUSTED
+        members = [(r.starts_at, "" if exhaustion else r.severity or "") for r, _ in group]
+        since = _looks_back_from(members) if row.slo else starts
         return Incident(
             alertname=red.text(row.alertname),
             severity=red.text(row.severity or ""),
@@ -232,29 +279,28 @@ class IncidentReader:
             summary=red.text(str(ann.get("summary") or ann.get("description") or ann.get("title") or "")),
             labels=red.labels(row.labels or {}),
             costs=(),
-        ), _Charge(slos, starts, until, starts - since)
+        ), _Charge(slos, starts, until, starts - since, exhaustion)
 
     def _derived(self, group: Sequence[BurnIncident], end: float) -> tuple[Incident, _Charge]:
         b = _merged(group)
         until = b.ends_at if b.ends_at is not None else end
-        name = cv.ALERT_BURN_PAGE if b.severity == "page" else cv.ALERT_BURN_TICKET
-        labels = {"alertname": name, cv.L_CLASS: b.request_class, cv.L_SLO: b.slo, "severity": b.severity}
-        peak = f" at up to {b.peak_burn:.1f}× the sustainable rate (1h)" if b.peak_burn is not None else ""
-        summary = f"{b.slo_id} burned its error budget{peak}; derived from the stored burn evaluations"
         slos = tuple(s for s in self.model.slos if s.id == b.slo_id)
-        since = _looks_back_from([(g.starts_at, g.severity) for g in group])
+        exhaustion = b.severity == EXHAUSTED
+        name, severity, summary = _derived_words(b, slos)
+        labels = {"alertname": name, cv.L_CLASS: b.request_class, cv.L_SLO: b.slo, "severity": severity}
+        since = b.starts_at if exhaustion else _looks_back_from([(g.starts_at, g.severity) for g in group])
         return Incident(
-            name, b.severity, self.red.text(b.request_class), self.red.text(b.slo), self._time(b.starts_at),
+            name, severity, self.red.text(b.request_class), self.red.text(b.slo), self._time(b.starts_at),
             self._time(b.ends_at) if b.ends_at is not None else None, max(0.0, until - b.starts_at),
             self.red.text(summary), self.red.labels(labels), (), SOURCE_DERIVED, b.peak_burn,
-        ), _Charge(slos, b.starts_at, until, b.starts_at - since)  # fmt: skip
+        ), _Charge(slos, b.starts_at, until, b.starts_at - since, exhaustion)  # fmt: skip
 
     def incidents(self, start: float, end: float) -> list[Incident]:
         """One row per burn episode of the received alerts (each with the peak burn of the derived
         episodes it covers), then the derived episodes no received one covers; ordered by start."""
         found = derived_incidents(self.model, self.session, start, end)
         derived = sorted(
-            episode_groups(found, lambda b: b.slo_id, _burn_span), key=lambda g: (g[0].starts_at, g[0].slo_id)
+            episode_groups(found, _derived_key, _burn_span), key=lambda g: (g[0].starts_at, g[0].slo_id)
         )
         spans = [_merged(g) for g in derived]
         covered: set[int] = set()
@@ -264,11 +310,13 @@ class IncidentReader:
             received, lambda a: self._slo_key(a[0]), lambda a: (a[0].starts_at, a[1])
         ):
             incident, charge = self._alert(group, end)
-            ids = {s.id for s in charge.slos}
+            ids, kind = {s.id for s in charge.slos}, EXHAUSTED if charge.exhaustion else "burn"
             hits = [
                 k
                 for k, b in enumerate(spans)
-                if b.slo_id in ids and _overlap(b, charge.started, charge.until, end)
+                if b.slo_id in ids
+                and kind_of("", b.severity) == kind
+                and _overlap(b, charge.started, charge.until, end)
             ]
             covered.update(hits)
             peaks = [p for k in hits if (p := spans[k].peak_burn) is not None]
@@ -277,6 +325,23 @@ class IncidentReader:
         out.sort(key=lambda pair: (pair[0].started_at, pair[0].source, pair[0].alertname, pair[0].slo or ""))
         costs = _costs(self.w, [charge for _, charge in out], start, end)
         return [dataclasses.replace(i, costs=c) for (i, _), c in zip(out, costs, strict=True)]
+
+
+def _derived_words(b: BurnIncident, slos: Sequence[SLO]) -> tuple[str, str, str]:
+    """A derived incident's alert name, severity and summary: those of the alert the stretch
+    stands for (the exhaustion alert is a ticket)."""
+    if b.severity == EXHAUSTED:
+        period = f"{slos[0].period_window} " if slos else ""
+        summary = (f"{b.slo_id} had its whole {period}error budget spent (none left); derived from the "
+                   "stored evaluations")  # fmt: skip
+        return cv.ALERT_BUDGET_EXHAUSTED, "ticket", summary
+    name = cv.ALERT_BURN_PAGE if b.severity == "page" else cv.ALERT_BURN_TICKET
+    peak = f" at up to {b.peak_burn:.1f}× the sustainable rate (1h)" if b.peak_burn is not None else ""
+    return (
+        name,
+        b.severity,
+        f"{b.slo_id} burned its error budget{peak}; derived from the stored burn evaluations",
+    )
 
 
 def _overlap(b: BurnIncident, start: float, until: float, end: float) -> bool:

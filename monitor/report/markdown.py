@@ -1,8 +1,9 @@
 """``report.md``: the report as GitHub-flavoured Markdown for chat and wikis.
 
 Every value that comes from the configuration or the store passes through :func:`escape`, which
-backslash-escapes Markdown punctuation (so ``[x](javascript:...)`` stays text and ``<script>`` is
-not HTML) and folds newlines, so a label can neither break a table nor start a block.
+escapes the Markdown punctuation that can start markup where it stands (so ``[x](javascript:...)``
+stays text and ``<script>`` is not HTML) and folds newlines, so a label can neither break a table
+nor start a block; and nothing more, since Slack shows a backslash escape as it is.
 """
 
 from __future__ import annotations
@@ -16,14 +17,26 @@ from monitor.report import goodput as report_goodput
 from monitor.report import tail as report_tail
 from monitor.report.data import BREAKDOWN_PARTS, SOURCE_DERIVED, ReportData
 
-#: Characters that can start or end inline markup, a link, raw HTML, an entity or a table cell.
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|~&!])")
+#: Characters that can open or close inline markup, a link or a table cell wherever they stand.
+_ALWAYS = re.compile(r"([\\`*\[\]|~])")
+#: ``_`` opens or closes emphasis only at a word's edge (``vllm_version`` is plain text in CommonMark,
+#: GFM and Slack alike).
+_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+#: Raw HTML and entities: written as entities, which GFM and Slack both show as the character.
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 
 def escape(text: object) -> str:
-    """``text`` as literal Markdown: punctuation backslash-escaped, line breaks folded to spaces."""
+    """``text`` as literal Markdown, with as few escapes as that takes, since Slack shows a
+    backslash escape literally: ``\\ ` * [ ] | ~`` and ``_`` at a word's edge are backslash-escaped
+    (no link, code span, emphasis or table cell can start), ``& < >`` become entities, a ``#``
+    that would start a heading is escaped, and line breaks fold to spaces. Parentheses, braces,
+    ``!`` and ``_`` inside a word stay as they are: without ``[`` none of them is markup."""
     flat = " ".join(str(text).split())
-    return _SPECIAL.sub(r"\\\1", flat)
+    flat = "".join(_ENTITIES.get(c, c) for c in flat)
+    flat = _ALWAYS.sub(r"\\\1", flat)
+    flat = _EDGE_UNDERSCORE.sub(r"\\_", flat)
+    return "\\" + flat if flat.startswith("#") else flat
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
@@ -41,7 +54,8 @@ def _headline(d: ReportData) -> list[str]:
         for c in d.attention:
             bits = [
                 f"{escape(s.slo)} {display.attainment(s.attainment)} vs {display.objective(s.objective)}, "
-                f"budget left {display.budget(s.budget_remaining)}"
+                f"budget left {display.budget(s.budget_remaining)}, "
+                f"{display.status(s.status)}: {escape(display.reason(s))}"
                 for s in c.slos
                 if s.status in ("missed", "at_risk")
             ]
@@ -58,7 +72,7 @@ def _slos(d: ReportData) -> list[str]:
         "SLO",
         "objective",
         "this week",
-        "last week",
+        escape(display.previous_label(d.previous_week)),
         "good / total",
         "budget left",
         "burn (week)",
@@ -114,7 +128,8 @@ APPENDIX = [
 
 def _incidents(d: ReportData) -> list[str]:
     if not d.incidents:
-        return ["## Incidents", "", "No alert fired and no burn-rate condition held this week.", ""]
+        none = "No alert fired, no burn-rate condition held and no error budget was exhausted this week."
+        return ["## Incidents", "", none, ""]
     rows = []
     for i in d.incidents:
         where = escape(i.request_class or "—") + (f" / {escape(i.slo)}" if i.slo else "")
@@ -219,10 +234,10 @@ def _latency(d: ReportData) -> list[str]:
         "",
         *table(["class", "measure", "probes", "P50", "P95", "P99"], rows, (2, 3, 4, 5)),
     ]
-    head = ["class", "probes", *(charts.PART_LABELS[p] for p in BREAKDOWN_PARTS)]
+    head = ["class", "requests", *(charts.PART_LABELS[p] for p in BREAKDOWN_PARTS)]
     rows = []
     for b in d.breakdown:
-        rows.append([escape(b.request_class), display.count(b.count),
+        rows.append([escape(b.request_class), escape(display.breakdown_count(b)),
                      *(display.seconds(b.part(p)) for p in BREAKDOWN_PARTS)])  # fmt: skip
         rows.append(["from", "", *(escape(b.source(p) or "—") for p in BREAKDOWN_PARTS)])
         if b.population != "probe requests":  # pool means are not this class's probe requests
@@ -238,7 +253,7 @@ def render_markdown(d: ReportData) -> str:
         f"{display.day(d.week.start)} to {display.day(d.week.end)} (end exclusive, {escape(d.timezone)}) · "
         f"data up to {display.when(d.end)} · generated {display.when(d.generated_at)}",
         "",
-        escape(d.week.definition) + ".",
+        d.week.definition + ".",  # the report's own words around a checked label: its `code` is markup
         "",
         *_headline(d),
         *_reader(d),

@@ -16,6 +16,7 @@ import markupsafe
 from monitor.report import charts, display
 from monitor.report import contract as report_contract
 from monitor.report import tail as report_tail
+from monitor.report.breakdown import PROBE_REQUESTS
 from monitor.report.data import BREAKDOWN_PARTS, ReportData
 
 TEMPLATE = "report.html.j2"
@@ -44,6 +45,9 @@ def environment() -> jinja2.Environment:
         when=display.when,
         day=display.day,
         status=display.status,
+        reason=display.reason,
+        previous=display.previous_label,
+        breakdown_count=display.breakdown_count,
         kind=lambda k: charts.KIND_LABELS.get(k, k),
         part=lambda p: charts.PART_LABELS.get(p, p),
         reader=display.reader_line,
@@ -85,7 +89,9 @@ def render_html(data: ReportData) -> str:
             breakdown_chart=data_uri(charts.breakdown(data.breakdown)),
             breakdown_time_chart=data_uri(
                 charts.breakdown_over_time(
-                    data.breakdown_series, tz, {b.request_class: b.population for b in data.breakdown}
+                    data.breakdown_series,
+                    tz,
+                    {b.request_class: b.population for b in data.breakdown if b.population != PROBE_REQUESTS},
                 )
             ),
             contract_html=report_contract.html(data.contract),

@@ -42,6 +42,17 @@ def iso_week(label: str, tz: ZoneInfo) -> Period:
     return Period(label.strip(), start, _add_days(start, 7))
 
 
+def not_future(period: Period, now: datetime) -> Period:
+    """``period``, or ReportError when it starts after ``now`` (a week that has not begun has no
+    data; its report would show budgets as of a time that has not happened)."""
+    if period.start > now:
+        raise ReportError(
+            f"--week: {period.label} starts {period.start:%Y-%m-%d %H:%M %Z}, after now "
+            f"({now.astimezone(period.start.tzinfo):%Y-%m-%d %H:%M %Z}): it has not begun"
+        )
+    return period
+
+
 def _add_days(start: datetime, days: int) -> datetime:
     """Local midnight ``days`` later (a week across a DST change is 167 or 169 hours)."""
     d = start.date() + timedelta(days=days)

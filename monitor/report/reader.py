@@ -11,12 +11,15 @@ are written by :func:`monitor.report.display.reader_line` and :func:`~monitor.re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
+from monitor import conventions as cv
 from monitor.report.data import (
     PAGE_ONE_INCIDENTS,
     STATUSES,
     ClassSummary,
     CostlyIncident,
+    Exhaustion,
     Incident,
     ReaderLine,
     SLOLine,
@@ -60,7 +63,30 @@ def costly(incidents: Sequence[Incident], request_class: str) -> tuple[CostlyInc
     return tuple(sorted(out, key=lambda c: (-c.share, c.incident.started_at)))
 
 
-def reader_lines(classes: Sequence[ClassSummary], incidents: Sequence[Incident]) -> tuple[ReaderLine, ...]:
+def exhaustions(
+    incidents: Sequence[Incident], request_class: str, start: datetime, end: datetime
+) -> tuple[Exhaustion, ...]:
+    """Per SLO of ``request_class``, how long its budget was exhausted within ``(start, end]``
+    (the exhaustion incidents, each clipped to the period), longest first."""
+    found: dict[str, list[Incident]] = {}
+    for i in incidents:
+        if i.alertname == cv.ALERT_BUDGET_EXHAUSTED and i.request_class == request_class and i.slo:
+            found.setdefault(i.slo, []).append(i)
+    out = []
+    for slo, rows in found.items():
+        spans = [(max(i.started_at, start), min(i.ended_at or end, end)) for i in rows]
+        seconds = sum(max(0.0, (b - a).total_seconds()) for a, b in spans)
+        out.append(Exhaustion(slo, seconds, min(a for a, _ in spans), any(i.ended_at is None for i in rows)))
+    return tuple(sorted(out, key=lambda e: (-e.seconds, e.slo)))
+
+
+def reader_lines(
+    classes: Sequence[ClassSummary],
+    incidents: Sequence[Incident],
+    start: datetime,
+    end: datetime,
+    previous_label: str = "last week",
+) -> tuple[ReaderLine, ...]:
     out = []
     for c in classes:
         s = _worst(c.slos)
@@ -72,6 +98,7 @@ def reader_lines(classes: Sequence[ClassSummary], incidents: Sequence[Incident])
         line = ReaderLine(c.name, c.status, s.slo, s.attainment, s.objective, s.period_window,
                           s.budget_remaining, s.attainment_previous, incident, share,
                           s.budget_remaining_previous, paid[:PAGE_ONE_INCIDENTS],
-                          max(0, len(paid) - PAGE_ONE_INCIDENTS))  # fmt: skip
+                          max(0, len(paid) - PAGE_ONE_INCIDENTS),
+                          exhaustions(incidents, c.name, start, end), previous_label)  # fmt: skip
         out.append(line)
     return tuple(out)

@@ -39,6 +39,13 @@ def first_event(session: Session, start: float, end: float) -> float | None:
     return float(value) if value is not None else None
 
 
+def history_start(session: Session, end: float) -> float | None:
+    """End of the store's earliest event slice up to ``end`` (any SLO): where its history begins."""
+    s = EventSliceRow
+    value = session.scalar(select(func.min(s.end)).where(s.end <= end))
+    return float(value) if value is not None else None
+
+
 def step_for(start: float, end: float) -> float:
     """The shortest step that covers ``(start, end]`` in at most MAX_POINTS points."""
     extent = max(0.0, end - start)

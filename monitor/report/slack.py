@@ -37,6 +37,7 @@ def _slo_line(s: SLOLine) -> str:
         f"• {escape(s.slo)}: {display.attainment(s.attainment)} (objective {display.objective(s.objective)}, "
         f"last week {display.attainment(s.attainment_previous)}, "
         f"budget left {display.budget(s.budget_remaining)})"
+        + (f" {display.status(s.status)}: {escape(display.reason(s))}" if s.causes else "")
     )
 
 
@@ -44,7 +45,7 @@ def _incidents(data: ReportData) -> str:
     derived = sum(i.source == SOURCE_DERIVED for i in data.incidents)
     received = len(data.incidents) - derived
     parts = [f"{received} alert(s) fired"] if received else []
-    parts += [f"{derived} incident(s) derived from the burn evaluations"] if derived else []
+    parts += [f"{derived} incident(s) derived from the stored evaluations"] if derived else []
     return ", ".join(parts)
 
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from monitor.bottleneck.rules import Verdict
 from monitor.bottleneck.tail import MIN_BAND, OTHER, TailShare
+from monitor.report import display
+from monitor.slo import numbers
 
 LABELS = {"retry": "retries", "network": "network", "tokenization": "tokenization", "queue": "queue",
           "prefill": "prefill", "decode": "decode", "tool_turnaround": "tool turnaround",
@@ -27,12 +29,12 @@ def sentence(tail: TailShare, typical: TailShare | None) -> str:
         return f"{head}: {said} ({tail.why_none})"
     share = dict(tail.shares)[tail.dominant or OTHER]
     text = (
-        f"{head} ({tail.requests} requests from {tail.bound:.2f} s): "
-        f"{share * 100:.0f}% {LABELS[tail.dominant or OTHER]}"
+        f"{head} ({tail.requests} requests from {display.seconds(tail.bound)}): "
+        f"{numbers.share(share)} {LABELS[tail.dominant or OTHER]}"
     )
     if typical is not None and typical.dominant is not None:
         low = dict(typical.shares)[typical.dominant]
-        text += f"; at P50 and below: {low * 100:.0f}% {LABELS[typical.dominant]}"
+        text += f"; at P50 and below: {numbers.share(low)} {LABELS[typical.dominant]}"
     return text
 
 
@@ -52,7 +54,7 @@ def pairs(shares: Sequence[TailShare]) -> list[tuple[TailShare, TailShare | None
 def cells(s: TailShare) -> list[str]:
     """The table cells of one band: a share per column, "—" for a stage the latency has not."""
     got = dict(s.shares)
-    return [f"{got[c] * 100:.0f}%" if c in got else "—" for c in COLUMNS]
+    return [numbers.share(got[c]) if c in got else "—" for c in COLUMNS]
 
 
 def markdown(

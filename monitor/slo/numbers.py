@@ -20,7 +20,19 @@ def percent(ratio: float | None, digits: int) -> str:
     """A ratio as a percentage with fixed decimals: ``0.9995`` at 3 -> ``99.950%``."""
     if ratio is None or math.isnan(ratio):
         return NO_DATA
-    return f"{ratio * 100:.{digits}f}%"
+    text = f"{ratio * 100:.{digits}f}"
+    return f"{unsigned_zero(text)}%"
+
+
+def unsigned_zero(text: str) -> str:
+    """``-0``, ``-0.0``, … (a small negative rounded to zero) written without its sign."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def share(ratio: float) -> str:
+    """A share in whole percent (``0.714`` -> ``71%``); a small negative that rounds to zero is
+    ``0%``, never ``-0%``."""
+    return f"{unsigned_zero(f'{ratio * 100:.0f}')}%"
 
 
 def attainment(ratio: float | None) -> str:

@@ -3,12 +3,14 @@ serves, so a class on a pool that also serves larger requests is never told to l
 
 Pool ``shared`` (max-model-len 32,768) serves ``long``, whose 100 long-prompt probe runs are
 23,900 + 100 = 24,000 tokens each, and ``small``, whose 100 chat runs are 100 + 21 = 121 tokens.
-Pool ``own`` (max-model-len 32,768) serves ``solo`` alone: 100 chat runs of 200 + 50 = 250 tokens.
+Pool ``own`` (max-model-len 131,072) serves ``solo`` (ceiling 32,768) alone: 100 chat runs of
+200 + 50 = 250 tokens.
 By hand (P99 by nearest rank; waste when max-model-len > 4 × the pool's largest P99):
 
 * shared: the largest P99 is long's 24,000; 32,768 ≤ 96,000: no KV-waste advice for either class
   (small's own 121 alone would have been 271×: it gets a note naming long's traffic instead);
-* own: 250, 32,768 > 1,000: solo is advised to lower it, 32,768 / 250 = 131×, not below 250;
+* own: 250, 131,072 > 1,000: solo is advised to lower it, 131,072 / 250 = 524×, never below its
+  32,768-token ceiling (a lower --max-model-len would refuse requests the class allows);
 * five real-traffic spans of 30,000 tokens on ``shared`` then size it (P99 30,000): small's note
   names that traffic.
 """
@@ -39,7 +41,7 @@ def _model(folder: Path) -> Model:
           - {name: shared, base_url: "http://127.0.0.1:9", model: m, classes: [long, small],
              deployment: {max_model_len: 32768}}
           - {name: own, base_url: "http://127.0.0.1:10", model: m, classes: [solo],
-             deployment: {max_model_len: 32768}}
+             deployment: {max_model_len: 131072}}
         request_classes:
           - {name: long, max_context_tokens: 32768, probes: [chat],
              slos: [{name: availability, sli: availability, objective: 99, source: probes}]}
@@ -90,9 +92,9 @@ def test_a_pool_shared_with_larger_requests_is_never_advised_lower(tmp_path: Pat
         "24000 tokens (long: 100 samples from probe runs of every kind (long_prompt; prompt + output tokens))"
     )
     assert advice["solo"] == [
-        "KV waste: max-model-len 32768 is 131× the largest P99 of pool own's traffic, 250 tokens (solo: 100 "
+        "KV waste: max-model-len 131072 is 524× the largest P99 of pool own's traffic, 250 tokens (solo: 100 "
         "samples from probe runs of every kind (chat; prompt + output tokens)); a lower --max-model-len, not "
-        "below 250, frees KV cache"
+        "below 32768 (solo's context ceiling), frees KV cache"
     ]
 
     db = Store(model.storage.url)

@@ -141,7 +141,7 @@ def test_rendered_in_markdown_html_and_json(week48: ReportData) -> None:
     assert "## Maintenance" in md
     assert (
         "| sunday-kernel | classes chat | 2026-11-29 03:00 | 2026-11-29 05:00 | 2h 00m | in progress | "
-        "kernel \\<b\\>upgrade\\</b\\> \\| node pool | chat: availability 4, ttft-p95 4 |"
+        "kernel &lt;b&gt;upgrade&lt;/b&gt; \\| node pool | chat: availability 4, ttft-p95 4 |"
     ) in md
     assert "Also excluded, by windows no longer configured: old-window: agent: availability 2." in md
     html = render_html(d)

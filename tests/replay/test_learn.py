@@ -185,7 +185,7 @@ def test_the_contract_ceiling_comes_from_the_pools_histograms(
     # 500: 125 / 150 = 83.33 %, a lower bound
     assert (
         "1,024 tokens (pool max-model-len 1,024); covers at least 83.33% of observed requests; "
-        "prompt+output P50 243, P95 958, P99 1,091, max 1,124 over 150 samples from server histograms"
+        "prompt+output P50 243, P95 958, P99 1,091, max 1,124 over 150 samples from pool's server histograms"
     ) in out
     assert "pressure: P99 of 1091 tokens is above 90% of the 1024-token ceiling" in out
 

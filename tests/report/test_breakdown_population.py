@@ -50,11 +50,15 @@ def test_a_pool_breakdown_names_its_population_in_every_format(tmp_path: Path) -
     model, url = stored(tmp_path, CONFIG, ops)
     report = rendered(model, url)
     doc = json.loads(report.json)
-    (brk,) = doc["breakdown"]
+    brk, own = doc["breakdown"]
     probes = {x["kind"]: x["count"] for x in doc["latency"] if x["class"] == "long"}
     assert probes["e2e"] == 3 and brk["prefill_seconds"] == 240.0 / 40.0  # the pool's mean, not the probes'
-    # the probe table's population (3 probe runs) is not the breakdown's (80 pool requests): labelled
+    # the probe table's population (3 probe runs) is not the breakdown's (80 pool requests): labelled,
+    # and each row counts the population its means are over (the probes' own parts a row apart)
     assert brk["population"] == POOL and "ep-long" in brk["sources"]["prefill"]
+    assert brk["count"] == 80 and (own["count"], own["population"]) == (3, "probe requests")
+    assert own["prefill_seconds"] is None
+    assert "| long | 80 pool requests |" in report.markdown and "| long | 3 probes |" in report.markdown
     pdf = tmp_path / "report.pdf"
     pdf.write_bytes(report.pdf)
     exe = require_binary("pdftotext", "/usr/bin/pdftotext")

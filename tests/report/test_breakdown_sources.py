@@ -62,12 +62,15 @@ def test_the_pool_histograms_fill_in_and_name_themselves(tmp_path: Path) -> None
         week = Period("w", START, datetime(2026, 11, 30, tzinfo=UTC))
         with store.session() as s:
             facts = ProbeFacts(model, s, week, Redactor())
-            brk = {b.request_class: b for b in facts.breakdown()}
+            rows = facts.breakdown()
+            brk = {b.request_class: b for b in rows if b.population != "probe requests"}
+            own = {b.request_class: b for b in rows if b.population == "probe requests"}
             series = {x.request_class: x for x in facts.breakdown_series([T, T + 3600, T + 7200], UTC)}
     finally:
         store.close()
-    b = brk["bare"]
-    assert b.count == 2
+    b = brk["bare"]  # one row, one population: the pool's 5 requests; the 2 probes a row of their own
+    assert (b.count, own["bare"].count) == (5, 2)
+    assert own["bare"].part("queue") is None and own["bare"].part("retry") == 0.0
     assert b.part("queue") == pytest.approx(3.0 / 5) and b.part("prefill") == pytest.approx(10.0 / 5)
     assert b.part("decode") == pytest.approx(16.0 / 5) and b.part("network") is None
     assert (
@@ -75,7 +78,8 @@ def test_the_pool_histograms_fill_in_and_name_themselves(tmp_path: Path) -> None
     )
     first, second = series["bare"].points  # each hour from its own interval, with its probe
     assert (first.count, first.part("queue"), second.count, second.part("queue")) == (1, 0.5, 1, 1.0)
-    empty = brk["none"]
+    assert "none" not in brk  # no pool data: no pool row
+    empty = own["none"]
     assert (
         empty.count == 0
         and all(v is None for _, v in empty.parts)
@@ -101,7 +105,8 @@ def test_a_shared_pools_histograms_say_they_are_not_the_classs(tmp_path: Path) -
                      signals_op(model, "ep-x", _interval(T + 3600, (2.0, 4.0), (6.0, 4.0)))])  # fmt: skip
         week = Period("w", START, datetime(2026, 11, 30, tzinfo=UTC))
         with store.session() as s:
-            b = {x.request_class: x for x in ProbeFacts(model, s, week, Redactor()).breakdown()}["bare"]
+            (b,) = [x for x in ProbeFacts(model, s, week, Redactor()).breakdown()
+                    if x.request_class == "bare" and x.population != "probe requests"]  # fmt: skip
     finally:
         store.close()
     assert b.part("prefill") == pytest.approx(6.0 / 4)  # still the pool's mean, as measured

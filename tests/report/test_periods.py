@@ -56,8 +56,9 @@ def test_status_rules() -> None:
 
 
 def test_markdown_escape_and_redaction() -> None:
-    assert markdown.escape("a|b\n# c") == "a\\|b \\# c"
-    assert markdown.escape("[x](javascript:alert(1))") == "\\[x\\]\\(javascript:alert\\(1\\)\\)"
+    assert markdown.escape("a|b\n# c") == "a\\|b # c"  # "#" mid-line starts nothing
+    assert markdown.escape("# c") == "\\# c"
+    assert markdown.escape("[x](javascript:alert(1))") == "\\[x\\](javascript:alert(1))"
     red = Redactor(["hunter2-secret"])
     assert red.text("pw hunter2-secret and Bearer abcdefgh123") == "pw [redacted] and [redacted]"
     assert red.labels({"token": "x", "class": "chat"}) == (("class", "chat"),)
