@@ -68,15 +68,26 @@ async def read_endpoint(client: httpx.AsyncClient, base: str, timeout: float) ->
         text = await fetch_text(client, f"{base}/metrics", timeout=timeout)
     except ScrapeError as exc:
         raise InitError(f"{base}: cannot read /metrics: {exc}") from None
-    models, version = await asyncio.gather(_models(client, base, timeout), _version(client, base, timeout))
+    answers: tuple[Any, Any] = await asyncio.gather(
+        _models(client, base, timeout), _version(client, base, timeout), return_exceptions=True
+    )
+    models, version = answers
+    if isinstance(models, BaseException):
+        raise models
     try:
-        return detect(base, text, models, version)
+        return detect(base, text, models, None if isinstance(version, BaseException) else version)
     except ScrapeError as exc:
         raise InitError(f"{base}/metrics: not a vLLM or SGLang page: {exc}") from None
 
 
 async def read_all(urls: Sequence[str], timeout: float, api_key: str | None = None) -> list[Detected]:
-    """Every endpoint, read concurrently, in the order given."""
+    """Every endpoint, read concurrently, in the order given; the first failure once all are done."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     async with httpx.AsyncClient(timeout=timeout, headers=headers) as client:
-        return list(await asyncio.gather(*(read_endpoint(client, u, timeout) for u in urls)))
+        done = await asyncio.gather(
+            *(read_endpoint(client, u, timeout) for u in urls), return_exceptions=True
+        )
+    for result in done:
+        if isinstance(result, BaseException):
+            raise result
+    return [d for d in done if isinstance(d, Detected)]
