@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from monitor.cli import main
+from monitor.sim.harness import running_simulator
 from tests.e2e.servers import free_port
+from tests.e2e.stack import SIM
 from tests.init.pages import models_doc, static_server
 
 PAGE = (Path(__file__).resolve().parents[1] / "fixtures" / "metrics" / "vllm-0.13.0.metrics.txt").read_text()
@@ -58,3 +61,17 @@ def test_a_url_that_is_not_http_is_bad_usage(
 ) -> None:
     assert main(["init", "--from", bad, "-o", str(tmp_path / "m.yaml")]) == 2
     assert bad in _one_line(capsys.readouterr().err)
+
+
+def test_a_key_protected_server_needs_api_key_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "m.yaml"
+    with running_simulator(**SIM, api_key="s3cret") as sim:
+        assert main(["init", "--from", sim.base_url, "-o", str(out)]) == 1
+        line = _one_line(capsys.readouterr().err)
+        assert f"{sim.base_url}/v1/models" in line and "--api-key-env" in line
+        monkeypatch.setenv("M3_KEY", "s3cret")
+        assert main(["init", "--from", sim.base_url, "-o", str(out), "--api-key-env", "M3_KEY"]) == 0
+    (endpoint,) = yaml.safe_load(out.read_text())["endpoints"]
+    assert endpoint["api_key_env"] == "M3_KEY" and "s3cret" not in out.read_text()
