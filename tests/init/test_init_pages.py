@@ -91,3 +91,31 @@ def test_init_reads_what_the_page_shows(eye: Eye, tmp_path: Path, capsys: pytest
         assert 0.1 in edges[eye.itl_family]
         assert main(["check-config", str(out), "--metrics", f"{url}/metrics"]) == 0
         assert "error:" not in capsys.readouterr().out
+
+
+def test_flags_a_page_shows_decide_the_probes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The vLLM 0.13.0 page edited as a 0.33 server with these flags shows them (vllm-surface.md
+    §2.3): --enable-lora with one adapter loaded (``vllm:lora_requests_info``, the adapter in
+    /v1/models with its base as parent), images served (``vllm:mm_cache_queries_total`` 3), and no
+    ``vllm:tool_call_parser_invocations_total`` at 0.33: the tool-call parser is off."""
+    page = (PAGES / "vllm-0.13.0.metrics.txt").read_text()
+    queried = 'vllm:mm_cache_queries_total{engine="0",model_name="MiniMaxAI/MiniMax-M3"} '
+    assert queried + "0.0\n" in page
+    page = page.replace(queried + "0.0\n", queried + "3.0\n")
+    page += (
+        "# HELP vllm:lora_requests_info Running stats on lora requests.\n# TYPE vllm:lora_requests_info gauge\n"
+        'vllm:lora_requests_info{max_lora="2",running_lora_adapters="sql-lora",waiting_lora_adapters=""} '
+        "1.7e+09\n"
+    )  # fmt: skip
+    models = models_doc(M3, 131072)
+    models["data"].insert(0, {"id": "sql-lora", "object": "model", "root": "/adapters/sql", "parent": M3})
+    out = tmp_path / "m3mon.yaml"
+    with static_server(page, models, "0.33.0") as url:
+        assert main(["init", "--from", url, "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "LoRA on (sql-lora)" in said
+    (endpoint,) = yaml.safe_load(out.read_text())["endpoints"]
+    (cls,) = yaml.safe_load(out.read_text())["request_classes"]
+    assert endpoint["model"] == M3  # the base model, not the adapter listed first
+    assert cls["probes"] == ["chat", "image"]
+    assert "--tool-call-parser is off" in out.read_text().replace("\n    #   ", " ")
