@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +53,13 @@ def _key(var: str | None) -> str | None:
 
 
 def next_commands(path: Path, endpoints: list[tuple[str, str]]) -> list[str]:
-    metrics = " ".join(f"--metrics {name}={url}/metrics" for name, url in endpoints)
+    """Check against the live pages, run (creating the SQLite store), generate the stack's files."""
+    file = shlex.quote(str(path))
+    metrics = " ".join(f"--metrics {shlex.quote(f'{name}={url}/metrics')}" for name, url in endpoints)
     return [
-        f"m3mon check-config {path} {metrics}",
-        f"m3mon run -c {path} --upgrade",
-        f"m3mon generate -c {path} -o monitoring/",
+        f"m3mon check-config {file} {metrics}",
+        f"m3mon run -c {file} --upgrade",
+        f"m3mon generate -c {file} -o monitoring/",
     ]
 
 

@@ -104,10 +104,13 @@ def _latency(members: Sequence[Detected], sli: str, start: float, what: str, usu
                f"probes measure it; {seconds(start)} is {usual}")  # fmt: skip
         return SLOChoice(name, sli, LATENCY_OBJECTIVE, "probes", why, start)
     above = [e for e in edges if e >= start - 1e-12]
-    if above:
+    if above and abs(above[0] - start) < 1e-12:
+        threshold = above[0]
+        why = f"{what}: {seconds(start)} is {usual}, and a bucket edge of {family}"
+    elif above:
         threshold = above[0]
         why = (f"{what}: {seconds(start)} is {usual}; "
-               f"{seconds(threshold)} is the nearest bucket edge of {family} at or above it")  # fmt: skip
+               f"{seconds(threshold)} is the nearest bucket edge of {family} above it")  # fmt: skip
     else:
         threshold = edges[-1]
         why = (f"{what}: {seconds(start)} is {usual}, but {family}'s largest finite bucket "
@@ -151,11 +154,16 @@ def probes(members: Sequence[Detected]) -> tuple[tuple[str, ...], tuple[str, ...
     else:
         notes.append("no image: no images served yet (vllm:mm_cache_queries_total is 0 or absent); "
                      "add image if the model takes images")  # fmt: skip
+    recipe = " (the MiniMax-M3 recipe sets --reasoning-parser minimax_m3)" if _is_m3(members) else ""
     notes.append("no reasoning: neither /metrics nor /v1/models shows --reasoning-parser; add "
-                 "reasoning if it is on")  # fmt: skip
+                 f"reasoning if it is on{recipe}")  # fmt: skip
     notes.append("no long_prompt: a prompt near the ceiling costs a full prefill every round; add it "
                  "with probe.long_prompt_tokens to watch the ceiling itself")  # fmt: skip
     return tuple(kinds), tuple(notes)
+
+
+def _is_m3(members: Sequence[Detected]) -> bool:
+    return any("minimax-m3" in m.model.lower() for m in members)
 
 
 def _ceiling(members: Sequence[Detected]) -> tuple[int, str]:

@@ -50,7 +50,7 @@ def _endpoint(pool: Pool, d: Detected, name: str, key_env: str | None) -> Iterat
     yield f"    backend: {d.backend}"
     yield f"    model: {json.dumps(d.model)}  # the served model id in /v1/models"
     yield f"    classes: [{pool.cls}]"
-    yield f"    scrape_interval: {SCRAPE_INTERVAL}  # a common Prometheus scrape interval for vLLM"
+    yield f"    scrape_interval: {SCRAPE_INTERVAL}  # a common Prometheus scrape interval"
     if key_env:
         yield f"    api_key_env: {key_env}  # the variable holding the server's --api-key"
     else:
@@ -69,9 +69,11 @@ def _slo(s: SLOChoice) -> Iterator[str]:
 
 def _class(pool: Pool) -> Iterator[str]:
     d = pool.members[0]
-    served = "the endpoint" if len(pool.members) == 1 else f"the {len(pool.members)} endpoints"
+    served = pool.endpoints[0] if len(pool.endpoints) == 1 else ", ".join(pool.endpoints)
     yield f"  - name: {pool.cls}"
-    yield f"    description: {json.dumps(f'Every request to {d.model} on {served} of this pool.')}"
+    yield f"    description: {json.dumps(f'Every request to {d.model} on {served}.')}"
+    if len(pool.members) > 1:
+        yield from comment(f"{served} serve {d.model} at the same context length: one pool, one class", 4)
     yield from comment(pool.ceiling_why, 4)
     yield f"    max_context_tokens: {pool.ceiling}"
     for note in pool.probe_notes:

@@ -109,3 +109,17 @@ def test_check_config_with_metrics_passes_and_next_commands_are_printed(
     oks = [line for line in out.splitlines() if line.startswith("ok:")]
     assert len(oks) == 2 * len(sims), out
     assert not [line for line in out.splitlines() if line.startswith(("error:", "warning:"))], out
+
+
+def test_the_printed_generate_command_writes_the_stack_files(
+    written: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, stdout = written
+    command = next(line.strip() for line in stdout.splitlines() if line.strip().startswith("m3mon generate"))
+    args = command.split()[1:]
+    args[args.index("-o") + 1] = str(tmp_path / "monitoring")
+    assert main(args) == 0, capsys.readouterr().err
+    classes = [c["name"] for c in yaml.safe_load(path.read_text())["request_classes"]]
+    for cls in classes:  # one SLO rule file per class, naming each of its SLOs
+        rules = (tmp_path / "monitoring" / "alerts" / f"slo-{cls}.rules.yml").read_text()
+        assert all(f'slo="{name}"' in rules for name in ("availability", "ttft-p95", "itl-p95")), cls
