@@ -83,7 +83,7 @@ def read(text: str) -> tuple[Page, Reading, tuple[str, ...]]:
         page = parse(text)
         notes: tuple[str, ...] = ()
     except ScrapeError as exc:
-        if exc.reason in ("empty",):
+        if exc.reason == "empty":
             raise
         page = parse(text if text.endswith("\n") else text.rsplit("\n", 1)[0] + "\n", partial=True)
         notes = (f"the page did not validate ({exc}); what could be read was used",)

@@ -79,6 +79,8 @@ def test_init_reads_what_the_page_shows(eye: Eye, tmp_path: Path, capsys: pytest
             assert phrase in said, (phrase, said)
         # none of these pages shows a tool parser, a served image or a reasoning parser
         assert cls["probes"] == ["chat"]
+        assert main(["check-config", str(out)]) == 0  # valid, and the probes fill every alert's windows
+        assert "warning:" not in capsys.readouterr().out
         slos = {s["name"]: s for s in cls["slos"]}
         if eye.ttft is None:
             assert {slos["ttft-p95"]["source"], slos["itl-p95"]["source"]} == {"probes"}
