@@ -118,6 +118,12 @@ def _latency(members: Sequence[Detected], sli: str, start: float, what: str, usu
     return SLOChoice(name, sli, LATENCY_OBJECTIVE, "server", why, threshold)
 
 
+def _spec_note(members: Sequence[Detected]) -> str:
+    if any(m.spec_decoding for m in members):
+        return " (speculative decoding is on: a step may stream several tokens, so steps run longer)"
+    return ""
+
+
 def slos(members: Sequence[Detected], ceiling: int) -> tuple[SLOChoice, ...]:
     per_token = "itl" if shared_edges(members, "itl") or not shared_edges(members, "tpot") else "tpot"
     return (
@@ -129,7 +135,7 @@ def slos(members: Sequence[Detected], ceiling: int) -> tuple[SLOChoice, ...]:
         _latency(members, "ttft", ttft_start(ceiling), "time to first token, P95",
                  f"a usual start for a {context_tag(ceiling)} ceiling (longer prompts prefill longer)"),
         _latency(members, per_token, ITL_START, "time between streamed tokens, P95",
-                 "a usual start (10 tokens/s, about reading speed)"),
+                 "a usual start (10 tokens/s, about reading speed)" + _spec_note(members)),
     )  # fmt: skip
 
 
