@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from monitor.durations import parse_duration
 from monitor.starter.detect import Detected
 
 #: P95 time to first token an SRE would start from, by context ceiling (tokens, seconds): a pool
@@ -89,8 +90,10 @@ def ttft_start(ceiling: int) -> float:
 
 
 def seconds(value: float) -> str:
-    """A duration as the configuration writes it: ``0.1`` -> ``100ms``, ``2.5`` -> ``2.5s``."""
-    return f"{value * 1000:g}ms" if value < 1 else f"{value:g}s"
+    """A duration as the configuration writes it, read back as exactly ``value``: ``0.1`` ->
+    ``100ms``, ``2.5`` -> ``2.5s``; an edge no short form gives back (a custom bucket) in full."""
+    short = f"{value * 1000:g}ms" if value < 1 else f"{value:g}s"
+    return short if parse_duration(short) == value else f"{value!r}s"
 
 
 def _latency(members: Sequence[Detected], sli: str, start: float, what: str, usual: str) -> SLOChoice:
