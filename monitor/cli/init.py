@@ -52,6 +52,16 @@ def _key(var: str | None) -> str | None:
     return value
 
 
+def _check_output(path: Path, force: bool) -> None:
+    """Bad usage before any endpoint is read: a folder, a missing folder, a file without --force."""
+    if path.is_dir():
+        raise UsageError(f"-o {path} is a directory; name the configuration file to write")
+    if not path.parent.is_dir():
+        raise UsageError(f"-o {path}: the folder {path.parent} does not exist")
+    if path.exists() and not force:
+        raise UsageError(f"{path} exists; pass --force to overwrite it")
+
+
 def next_commands(path: Path, endpoints: list[tuple[str, str]]) -> list[str]:
     """Check against the live pages, run (creating the SQLite store), generate the stack's files."""
     file = shlex.quote(str(path))
@@ -70,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from monitor.starter.render import describe, render
 
     path = Path(args.output)
-    if path.exists() and not args.force:
-        raise UsageError(f"{path} exists; pass --force to overwrite it")
+    _check_output(path, args.force)
     urls = [base_url(u) for u in args.urls]
     twice = sorted({u for u in urls if urls.count(u) > 1})
     if twice:

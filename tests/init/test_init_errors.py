@@ -75,3 +75,13 @@ def test_a_key_protected_server_needs_api_key_env(
         assert main(["init", "--from", sim.base_url, "-o", str(out), "--api-key-env", "M3_KEY"]) == 0
     (endpoint,) = yaml.safe_load(out.read_text())["endpoints"]
     assert endpoint["api_key_env"] == "M3_KEY" and "s3cret" not in out.read_text()
+
+
+@pytest.mark.parametrize("where", ["folder", "missing/m.yaml"])
+def test_an_output_that_cannot_be_a_file_is_bad_usage(
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "folder").mkdir()
+    # the URL is never read: bad usage is found first
+    assert main(["init", "--from", f"http://127.0.0.1:{free_port()}", "-o", str(tmp_path / where)]) == 2
+    assert str(tmp_path / where) in _one_line(capsys.readouterr().err)
