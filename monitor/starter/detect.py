@@ -9,7 +9,8 @@ backend, name generation, block size and context length are what ``m3mon run`` w
   SGLang registers its ``sglang:spec_*`` gauges either way, so there they count only when non-zero;
 * a tool-call parser: vLLM 0.32 and later register ``vllm:tool_call_parser_invocations_total``
   exactly when ``--tool-call-parser`` is set (older releases and SGLang show nothing);
-* LoRA: ``vllm:lora_requests_info`` (only with ``--enable-lora``), adapters from ``/v1/models``;
+* LoRA: ``vllm:lora_requests_info`` (only with ``--enable-lora``), adapters from ``/v1/models``
+  (the only sign on SGLang);
 * images: ``vllm:mm_cache_queries_total`` above zero (images were served; zero proves nothing);
 * the bucket edges of every latency histogram the collector reads, per SLI.
 
@@ -48,7 +49,7 @@ class Detected:
     model: str
     spec_decoding: bool | None
     tool_parser: bool | None
-    lora: bool
+    lora: bool | None
     adapters: tuple[str, ...]
     images_served: bool
     #: SLI (ttft, itl, ...) -> the finite bucket edges of the histogram the collector reads for it
@@ -119,6 +120,12 @@ def _spec(page: Page, backend: str, names: set[str]) -> bool | None:
     return any(math.isfinite(v) and v > 0 for v in values)
 
 
+def _lora(backend: str, names: set[str], found: tuple[str, ...]) -> bool | None:
+    if backend == "vllm" or found:
+        return LORA_INFO in names or bool(found)
+    return None
+
+
 def _tool_parser(backend: str, names: set[str], version: str | None) -> bool | None:
     if TOOL_PARSER_METRIC in names:
         return True
@@ -157,14 +164,15 @@ def detect(url: str, text: str, models_doc: Any = None, version_doc: Any = None)
     if not model:
         raise ScrapeError("garbled", f"{url}: neither /v1/models nor the page names the served model")
     edges, exposed = _edges(reading, chosen, names)
+    found = adapters(models_doc, model)
     return Detected(
         url=url,
         fingerprint=fp,
         model=model,
         spec_decoding=_spec(page, fp.backend, names),
         tool_parser=_tool_parser(fp.backend, names, fp.version),
-        lora=LORA_INFO in names,
-        adapters=adapters(models_doc, model),
+        lora=_lora(fp.backend, names, found),
+        adapters=found,
         images_served=any(v > 0 for v in _values(page, MM_QUERIES)),
         edges=edges,
         histograms=exposed,

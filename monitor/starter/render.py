@@ -34,7 +34,7 @@ def describe(d: Detected) -> str:
     block = f"block size {fp.block_size}" if fp.block_size is not None else "block size not shown"
     if fp.block_size_ok is False and "minimax-m3" in d.model.lower():
         block += f" (MiniMax M3 needs {M3_BLOCK_SIZE})"
-    lora = f"LoRA on ({', '.join(d.adapters) or 'no adapter loaded'})" if d.lora else "LoRA off"
+    lora = f"LoRA on ({', '.join(d.adapters) or 'no adapter loaded'})" if d.lora else _on(d.lora, "LoRA")
     prefix, spec = (
         _on(fp.enable_prefix_caching, "prefix caching"),
         _on(d.spec_decoding, "speculative decoding"),

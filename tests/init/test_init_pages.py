@@ -53,7 +53,7 @@ CASES = [
     # SGLang 0.5.23 (its real multiprocess page): page_size 128, context_len 131072 (no
     # max_model_len in /v1/models here), spec_num_draft_tokens 4; TTFT edges ... 4.0, 6.0 -> 6 s
     Eye("sglang-0.5.23.multiprocess.metrics.txt", M3, None, 131072, None,
-        ("sglang (metric names of sglang)", "block size 128", "speculative decoding on"), 6.0,
+        ("sglang (metric names of sglang)", "block size 128", "speculative decoding on", "LoRA not shown"), 6.0,
         "sglang:inter_token_latency_seconds"),
     # SGLang docs (2024): {model_name} only, TTFT edges 0.001 ... 1.0 ... 30 (start for 8K: 1 s),
     # per-token latency under its old name time_per_output_token_seconds, no spec gauges
