@@ -13,9 +13,12 @@ import asyncio
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monitor.errors import UsageError
+
+if TYPE_CHECKING:
+    from monitor.starter.detect import Detected
 
 DEFAULT_OUTPUT = "m3mon.yaml"
 DEFAULT_TIMEOUT = 10.0
@@ -62,6 +65,27 @@ def _check_output(path: Path, force: bool) -> None:
         raise UsageError(f"{path} exists; pass --force to overwrite it")
 
 
+def blind_slos(draft: str, source: str, detected: list[Detected]) -> dict[str, dict[str, str]]:
+    """Class -> SLO name -> why: the server-sourced SLOs of ``draft`` whose generated rules read a
+    family an endpoint's page does not serve (the drift guard of ``check-config --metrics``)."""
+    from monitor.config import parse_config
+    from monitor.generate.needs import all_needs
+    from monitor.model import build_model
+    from monitor.scrape.drift import assess, unserved
+
+    model = build_model(parse_config(draft, source), source=source)
+    page = {e.name: next(d.served for d in detected if d.url == e.base_url) for e in model.endpoints}
+    out: dict[str, dict[str, str]] = {}
+    for name, needs in all_needs(model).items():
+        for drift in unserved(assess(name, needs, page[name])):
+            reason = f"the generated rules read {drift.family}, which {name} does not serve ({drift.detail})"
+            for user in drift.users:
+                if user.startswith("SLO "):
+                    cls, _, slo = user.removeprefix("SLO ").partition("/")
+                    out.setdefault(cls, {}).setdefault(slo, reason)
+    return out
+
+
 def next_commands(path: Path, endpoints: list[tuple[str, str]]) -> list[str]:
     """Check against the live pages, run (creating the SQLite store), generate the stack's files."""
     file = shlex.quote(str(path))
@@ -86,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
     if twice:
         raise UsageError(f"--from {twice[0]} is given twice")
     detected = asyncio.run(read_all(urls, args.timeout, _key(args.api_key_env)))
-    pools = plan(detected)
+    draft = render(plan(detected), args.api_key_env)
+    pools = plan(detected, blind_slos(draft, str(path), detected))
     text = render(pools, args.api_key_env)
     parse_config(text, str(path))  # a plan the schema refuses is a bug here: say so, write nothing
     path.write_text(text, encoding="utf-8")

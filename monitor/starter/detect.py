@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from monitor.errors import ScrapeError
+from monitor.scrape.drift import Surface, surface
 from monitor.scrape.fingerprint import Fingerprint, build
 from monitor.scrape.interval import pick_model
 from monitor.scrape.page import Page, parse
@@ -57,6 +58,8 @@ class Detected:
     #: SLI -> the exposed family those edges come from
     histograms: dict[str, str]
     notes: tuple[str, ...] = field(default=())
+    #: the families and label values the page serves (what the drift guard compares needs with)
+    served: Surface = field(default_factory=lambda: Surface(frozenset()))
 
     @property
     def backend(self) -> str:
@@ -177,4 +180,5 @@ def detect(url: str, text: str, models_doc: Any = None, version_doc: Any = None)
         edges=edges,
         histograms=exposed,
         notes=notes + tuple(reading.notes),
+        served=surface(page),
     )

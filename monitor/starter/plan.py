@@ -10,7 +10,7 @@ point for the pool's context size, so the collector counts good events exactly.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from monitor.durations import parse_duration
@@ -96,6 +96,14 @@ def seconds(value: float) -> str:
     return short if parse_duration(short) == value else f"{value!r}s"
 
 
+def _to_probes(choice: SLOChoice, reason: str | None) -> SLOChoice:
+    """``choice`` measured by the probes instead, when the server's page cannot feed its rules."""
+    if reason is None or choice.source == "probes":
+        return choice
+    why = f"{choice.why}; but {reason}, so the probes measure it"
+    return SLOChoice(choice.name, choice.sli, choice.objective, "probes", why, choice.threshold)
+
+
 def _latency(members: Sequence[Detected], sli: str, start: float, what: str, usual: str) -> SLOChoice:
     """A P95 latency SLO at the smallest shared served edge at or above ``start``; from the probes
     when no histogram of ``sli`` is served by every member."""
@@ -127,9 +135,10 @@ def _spec_note(members: Sequence[Detected]) -> str:
     return ""
 
 
-def slos(members: Sequence[Detected], ceiling: int) -> tuple[SLOChoice, ...]:
+def slos(members: Sequence[Detected], ceiling: int, blind: Mapping[str, str]) -> tuple[SLOChoice, ...]:
+    """The class's SLOs; those named in ``blind`` (SLO name -> why) are measured by the probes."""
     per_token = "itl" if shared_edges(members, "itl") or not shared_edges(members, "tpot") else "tpot"
-    return (
+    chosen = (
         SLOChoice("availability", "availability", AVAILABILITY_OBJECTIVE, "probes",
                   "a probe that gets no answer is a bad event; 99.5% leaves room for a failed probe in "
                   "200 while the probe volume is small (raise to 99.9 with more probes)"),
@@ -140,6 +149,7 @@ def slos(members: Sequence[Detected], ceiling: int) -> tuple[SLOChoice, ...]:
         _latency(members, per_token, ITL_START, "time between streamed tokens, P95",
                  "a usual start (10 tokens/s, about reading speed)" + _spec_note(members)),
     )  # fmt: skip
+    return tuple(_to_probes(c, blind.get(c.name)) for c in chosen)
 
 
 def probes(members: Sequence[Detected]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -186,8 +196,9 @@ def _ceiling(members: Sequence[Detected]) -> tuple[int, str]:
     return length, f"max_model_len {length} from /v1/models: no request to this pool can be longer"
 
 
-def plan(detected: Sequence[Detected]) -> list[Pool]:
-    """One pool per (backend, model, context length), in the order the URLs were given."""
+def plan(detected: Sequence[Detected], blind: Mapping[str, Mapping[str, str]] | None = None) -> list[Pool]:
+    """One pool per (backend, model, context length), in the order the URLs were given. ``blind``:
+    class -> SLO name -> why the server's page cannot feed that SLO's generated rules."""
     groups: dict[tuple[str, str, int | None], list[Detected]] = {}
     for d in detected:
         groups.setdefault((d.backend, d.model, d.max_model_len), []).append(d)
@@ -202,6 +213,6 @@ def plan(detected: Sequence[Detected]) -> list[Pool]:
         kinds, notes = probes(members)
         pools.append(
             Pool(cls, ceiling, why, tuple(members), tuple(_unique(n, endpoints) for n in names), kinds,
-                 notes, slos(members, ceiling))
+                 notes, slos(members, ceiling, (blind or {}).get(cls, {})))
         )  # fmt: skip
     return pools
