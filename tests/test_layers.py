@@ -18,6 +18,7 @@ DOWNSTREAM = {
     "scrape": ("slo", "store", "report", "service", "cli", "demo", "bottleneck"),
     "probes": ("slo", "store", "report", "service", "cli", "demo", "bottleneck"),
     "report": ("service", "cli", "demo", "sim", "history", "scrape"),
+    "starter": ("store", "report", "service", "cli", "demo", "generate", "bottleneck"),
 }
 
 

@@ -28,6 +28,7 @@ log = logging.getLogger("monitor.cli")
 
 #: Sub-command modules, in the order ``m3mon --help`` lists them.
 COMMANDS: tuple[str, ...] = (
+    "init",
     "check_config",
     "run",
     "sim",
