@@ -116,11 +116,24 @@ def _counts(w: World, engine: str, got: Counts, oracle: Oracle, report: Report) 
                     )
 
 
+def _inverted(w: World, engine: str, got: Counts, report: Report) -> None:
+    """The hard property bad <= valid: in every window at every check minute, and (the rules) in
+    every window at every evaluation."""
+    minutes = {m: [wd for wd, (v, b) in c.items() if b > v + 1e-6] for m, c in got.counts.items()}
+    for m, windows in got.inverted.items():
+        minutes[m] = sorted({*minutes.get(m, []), *windows})
+    for m, windows in sorted(minutes.items()):
+        if windows:
+            report.add(engine, "inverted", f"world {w.seed} {engine} min {m}: more bad events than valid "
+                                           f"in {', '.join(windows)}")  # fmt: skip
+
+
 def judge(w: World, outcomes: dict[str, Counts], stored_total: float | None = None) -> Report:
     report = Report(worlds=1)
     for engine, got in outcomes.items():
         oracle = Oracle(w, engine)
         _counts(w, engine, got, oracle, report)
+        _inverted(w, engine, got, report)
         if oracle.clean():
             fired = sorted({(m, a) for m, names in got.firing.items() for a in names if a in ALERTS})
             if fired:
@@ -158,7 +171,7 @@ def summary(report: Report) -> str:
             + ", ".join(f"{e} {k} {n}" for (e, k), n in sorted(report.kinds.items()))
         )
     first = sorted(
-        report.violations, key=lambda v: " fired " not in v and " holds " not in v
+        report.violations, key=lambda v: " fired " not in v and " holds " not in v and " more bad " not in v
     )  # hard ones first
     lines += [f"  VIOLATION {v}" for v in first[:40]]
     return "\n".join(lines)
