@@ -72,7 +72,7 @@ def _fail_between(sched: Schedule, spans: list[tuple[float, float]]) -> Schedule
     return Schedule(sched.times, sched.failed | frozenset(down))
 
 
-def _failed_runs(sched: Schedule, rng: random.Random) -> list[tuple[float, float]]:
+def _failed_runs(rng: random.Random) -> list[tuple[float, float]]:
     """One to four minutes of failed scrapes of a monitor replica."""
     start = rng.uniform(START_EVENTS, MINUTES * 60 - 600)
     return [(start, start + rng.uniform(60.0, 240.0))]
@@ -91,23 +91,24 @@ def with_faults(w: World, seed: int) -> World:
         requests[pool] = loop_requests(rng, w.requests[pool], loop)
     prometheus, monitors = dict(w.prometheus), dict(w.monitors)
     monitor_restarts = {r: list(w.monitor_restarts[r]) for r in REPLICAS}
-    notes = list(w.notes)
+    outages: dict[str, tuple[tuple[float, float], ...]] = {}
     for replica in REPLICAS:
         target = f"monitor-{replica}"
-        prometheus[target] = _fail_between(prometheus[target], _failed_runs(prometheus[target], rng))
+        prometheus[target] = _fail_between(prometheus[target], _failed_runs(rng))
         if rng.random() < 0.7:
             down = _outage_at(rng, w.maintenance)
-            notes.append(f"monitor {replica} down {down[0]:.0f}-{down[1]:.0f}")
+            outages[replica] = (down,)
             prometheus[target] = _fail_between(prometheus[target], [down])
             for pool in w.pools:
                 monitors[(replica, pool)] = _fail_between(monitors[(replica, pool)], [down])
             monitor_restarts[replica].append(down[1])
+    runs = tuple(r for r in w.runs if not any(a <= r.end < b for a, b in outages.get(r.replica, ())))
     late = w.late
     if late is None:
         start = rng.uniform(20, MINUTES - 40) * 60
         late = (rng.choice(REPLICAS), start, start + rng.uniform(2, 12) * 60)
     return dataclasses.replace(
-        w, restarts=restarts, requests=requests, prometheus=prometheus, monitors=monitors,
+        w, restarts=restarts, requests=requests, prometheus=prometheus, monitors=monitors, runs=runs,
         monitor_restarts={r: tuple(sorted(v)) for r, v in monitor_restarts.items()}, late=late,
-        notes=tuple(notes),
+        monitor_down=outages,
     )  # fmt: skip
