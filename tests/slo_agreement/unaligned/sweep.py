@@ -24,7 +24,7 @@ from tests.slo_agreement.unaligned import prometheus, store
 from tests.slo_agreement.unaligned.bounds import ALERTS, WINDOW_SECONDS, Oracle
 from tests.slo_agreement.unaligned.config import config
 from tests.slo_agreement.unaligned.faults import with_faults
-from tests.slo_agreement.unaligned.named import NAMED
+from tests.slo_agreement.unaligned.named import CRASH_LOOP, NAMED
 from tests.slo_agreement.unaligned.prometheus import Counts, checks
 from tests.slo_agreement.unaligned.world import World, world
 
@@ -40,8 +40,8 @@ def faulty(seed: int) -> World:
 def named_world(name: str) -> World:
     """``17``: the world of seed 17; ``f17``: that world with faults (:func:`faulty`); else a
     hand-built world of :data:`~tests.slo_agreement.unaligned.named.NAMED` (``crash-loop``)."""
-    if name in NAMED:
-        return NAMED[name]
+    if name in {**NAMED, "crash-loop": CRASH_LOOP}:
+        return {**NAMED, "crash-loop": CRASH_LOOP}[name]
     return faulty(int(name[1:])) if name.startswith("f") else world(int(name))
 
 
