@@ -7,11 +7,16 @@ invents events a window never held, and cannot be told which of them maintenance
 
 * :func:`cumulative` — per target and endpoint (``job, instance, endpoint``), the valid and bad
   events its counters show now. The SLO group records it at every step.
-* :func:`rise` — what a step adds: the cumulative value now less the one the previous step
-  recorded (whichever step last ran, up to :data:`~monitor.conventions.SCRAPE_GAP_LIMIT` back),
-  or the value now after a counter reset. A skipped evaluation loses nothing: the next step
-  measures from the last recorded reading. Successive steps add up to exactly what the counters
-  rose by, whatever the scrape phases.
+* :func:`step_rises` — what a step adds: the cumulative valid and bad events now less the ones
+  the previous step recorded (whichever step last ran, up to
+  :data:`~monitor.conventions.SCRAPE_GAP_LIMIT` back), or both values now after a **restart** of
+  the target. A skipped evaluation loses nothing: the next step measures from the last recorded
+  reading. Successive steps add up to exactly what the counters rose by, whatever the scrape
+  phases. A restart is one target's, never one counter's: valid and bad start over together,
+  when the process now started after the samples the previous step read
+  (``process_start_time_seconds``), or either sum fell, or bad rose more than valid (impossible
+  within one process: each bad event is a valid one). So a step never holds more bad events than
+  valid ones, whatever the restart pattern (docs/slo-events.md states the loss).
 * :func:`step_in_maintenance` — per endpoint, whether the step's **span** (from the samples the
   previous step read to the samples read now) overlaps a maintenance occurrence, the current or
   next one or the one that ended last (from the boundaries the monitor publishes). An event is
@@ -92,6 +97,38 @@ def previous(record_name: str, slo: SLO) -> str:
     return f"last_over_time({record_name}{ids(slo)}[{cv.SCRAPE_GAP_LIMIT}] offset {cv.STEP_READ_OFFSET})"
 
 
+def process_started(model: Model, slo: SLO) -> str:
+    """Per job and instance: when the process behind the SLO's targets started (its own clock)."""
+    job = model.alerting.job_monitor if slo.source == "probes" else model.alerting.job_vllm
+    return f"max by ({cv.L_JOB}, instance) ({cv.PROCESS_START_TIME}{q.matchers([(cv.L_JOB, q.eq(job))])})"
+
+
+def restarted(model: Model, slo: SLO) -> str:
+    """Per target and endpoint: a sample when the process now started after the samples the
+    previous step read (that step's readings were of another process)."""
+    return (
+        f"({previous(cv.SLO_SAMPLED_RECORD, slo)}\n    < on ({cv.L_JOB}, instance) group_left ()\n"
+        f"    {process_started(model, slo)})"
+    )
+
+
+def step_rises(model: Model, slo: SLO) -> dict[str, str]:
+    """Per target and endpoint, valid and bad: the rise since the previous step's reading, or the
+    value now when the target restarted (one process's counts, so bad <= valid either way)."""
+    c = cumulative(model, slo)
+    now = {"valid": c.valid, "bad": c.bad}
+    before = {k: previous(cv.slo_cumulative_events_record(k), slo) for k in now}
+    delta = {k: f"({now[k]} - on ({TARGET}) {before[k]})" for k in now}
+    reset = (
+        f"(\n    {delta['valid']} < 0\n  or\n    {delta['bad']} < 0\n"
+        f"  or\n    {delta['bad']} > on ({TARGET}) {delta['valid']}\n  or\n    {restarted(model, slo)}\n  )"
+    )
+    return {
+        k: f"({delta[k]}\n  unless on ({TARGET}) {reset}\n  or\n  ({now[k]} and on ({TARGET}) {reset}))"
+        for k in now
+    }
+
+
 def rise(now: str, before: str, on: str = TARGET) -> str:
     """Per target and endpoint (the labels ``on``): ``now`` less ``before``, or ``now`` after a
     counter reset."""
@@ -138,11 +175,7 @@ def step_in_maintenance(model: Model, slo: SLO) -> str:
 
 def step_events(model: Model, slo: SLO, kind: str) -> str:
     """``kind`` (valid/bad) events of this step outside maintenance."""
-    c = cumulative(model, slo)
-    now = c.valid if kind == "valid" else c.bad
-    per_endpoint = (
-        f"sum by ({cv.L_ENDPOINT}) (\n  {rise(now, previous(cv.slo_cumulative_events_record(kind), slo))}\n)"
-    )
+    per_endpoint = f"sum by ({cv.L_ENDPOINT}) (\n  {step_rises(model, slo)[kind]}\n)"
     return f"sum(\n  {per_endpoint}\n  unless on ({cv.L_ENDPOINT})\n  {step_in_maintenance(model, slo)}\n)"
 
 

@@ -74,16 +74,34 @@ class Store:
     # --- evaluator hooks (monitor.slo.due.EvaluationStore) -------------------------------
 
     @contextmanager
-    def counter(self) -> Iterator[Counter]:
-        """Window counts over one read session (see :class:`monitor.store.counts.EventCounts`)."""
+    def snapshot(self) -> Iterator[Session]:
+        """One read transaction whose statements all see the same committed state.
+
+        PostgreSQL's default (READ COMMITTED) gives each statement its own snapshot: a write
+        committed between an evaluation's rollup read and its raw-slice read (an interval split by
+        a late reading) would be half seen, its events counted in neither or both parts. REPEATABLE
+        READ takes one snapshot at the first read; the dirty marks still catch what commits after
+        it (:mod:`monitor.store.progress`: the announcement is committed before this begins).
+        SQLite's driver runs a SELECT outside any transaction (each sees the latest commit): an
+        explicit BEGIN makes the reads one WAL read transaction."""
         with self.session() as s:
+            if self.engine.dialect.name == "postgresql":
+                s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            elif self.engine.dialect.name == "sqlite":
+                s.connection().exec_driver_sql("BEGIN")
+            yield s
+
+    @contextmanager
+    def counter(self) -> Iterator[Counter]:
+        """Window counts over one read snapshot (see :class:`monitor.store.counts.EventCounts`)."""
+        with self.snapshot() as s:
             yield EventCounts(s).counts
 
     @contextmanager
     def step_counter(self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]) -> Iterator[Counter]:
         """Window counts at step ``at`` of ``slo_ids`` from the running sums, advanced to ``at``
-        first; anything they do not hold is read as :meth:`counter` reads it."""
-        with self.session() as s:
+        first; anything they do not hold is read as :meth:`counter` reads it (one snapshot)."""
+        with self.snapshot() as s:
             self.running.advance(s, at, slo_ids, lengths)
             fallback, running = EventCounts(s), self.running
 

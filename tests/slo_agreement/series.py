@@ -7,8 +7,9 @@ completed at or before *m*·60 s. vLLM pools are the hand-written pages of
 generated scrape configuration sets (``job``, ``instance``, and ``endpoint`` on vLLM targets).
 A series that leaves a page gets a staleness marker, as Prometheus writes one.
 
-Maintenance windows are the gauges the monitor's exporter publishes (docs/maintenance.md),
-written here from that definition: per window and covered (class, endpoint), the start and end
+A pool's ``process_start_time_seconds`` is moved onto promtool's clock (the store's T0 is 0): the
+rules compare it with the scrape timestamps. Maintenance windows are the gauges the monitor's
+exporter publishes (docs/maintenance.md), written here from that definition: per window and covered (class, endpoint), the start and end
 of the occurrence holding the instant, else of the next one, absent once none remains; and the
 start and end of the occurrence that ended last, for an hour after its end. Times
 are promtool's, where scenario time 0 is 0.
@@ -24,7 +25,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from monitor.model import Model
 from monitor.probes.metrics import ProbeMetrics
 from monitor.slo.probe_goodput import judge
-from tests.slo_agreement.config import EXPORTER, JOB_MONITOR, JOB_VLLM, instance, window_name
+from tests.slo_agreement.config import EXPORTER, JOB_MONITOR, JOB_VLLM, T0, instance, window_name
 from tests.slo_agreement.exposition import Labels, Pages, Sample, parse
 from tests.slo_agreement.probe_results import Results
 from tests.slo_agreement.streams import Scenario, Window
@@ -36,6 +37,7 @@ MAINTENANCE_START = "m3mon_maintenance_start_timestamp_seconds"
 MAINTENANCE_END = "m3mon_maintenance_end_timestamp_seconds"
 PREVIOUS_START = "m3mon_maintenance_previous_start_timestamp_seconds"
 PREVIOUS_END = "m3mon_maintenance_previous_end_timestamp_seconds"
+PROCESS_START = "process_start_time_seconds"
 
 
 def _monitor_pages(model: Model, results: Results, minutes: int, wanted: set[str]) -> list[list[Sample]]:
@@ -77,12 +79,19 @@ def timeline(model: Model, scn: Scenario, results: Results, pages: Pages, wanted
         )
         for m, text in enumerate(texts):
             if text is not None:
-                _add(out, scn.minutes, m, (s for s in parse(text) if s[0] in wanted), vllm)
+                _add(out, scn.minutes, m, (_on_clock(s) for s in parse(text) if s[0] in wanted), vllm)
     for w in scn.maintenance:
         _maintenance(out, scn, w, wanted)
     for values in out.values():
         _mark_stale(values)
     return out
+
+
+def _on_clock(sample: Sample) -> Sample:
+    """A page's sample with its published instant (``process_start_time_seconds``) on promtool's
+    clock, where the store's T0 is 0."""
+    name, labels, value = sample
+    return (name, labels, value - T0) if name == PROCESS_START else sample
 
 
 def _maintenance(timeline: Timeline, scn: Scenario, w: Window, wanted: set[str]) -> None:

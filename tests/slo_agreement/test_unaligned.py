@@ -6,8 +6,9 @@ evaluation offset, jitter, skipped evaluations, failed scrapes on one replica of
 writes, restarts, and maintenance windows in short and long windows, on the class or on one pool
 of two. The hand-built worlds of :mod:`tests.slo_agreement.unaligned.named` reproduce findings 2–4.
 Every window count of every check minute must lie within the stated tolerance
-(:mod:`tests.slo_agreement.unaligned.bounds`), and two properties hold without tolerance: with no
-bad event outside maintenance nothing alerts, and the store never holds more events than happened.
+(:mod:`tests.slo_agreement.unaligned.bounds`), and three properties hold without tolerance: with no
+bad event outside maintenance nothing alerts, the store never holds more events than happened, and
+no window holds more bad events than valid ones (the rules: at every evaluation).
 
 The seeds are fixed (the same worlds every run); ``M3MON_SWEEP_SEEDS=1-200`` runs more, and
 ``python -m tests.slo_agreement.unaligned.sweep SEEDS...`` prints the sweep's largest

@@ -17,8 +17,10 @@ it happened, the count of a window ``(t − w, t]`` lies in
 Δ is the *stated tolerance*, from the world's schedule only: the store's server Δ is the longest
 gap between the pair's good readings of a pool (its probe Δ is 0: results carry their instant);
 the rules' Δ is the longest gap between Prometheus' good scrapes of the target, plus one minute
-per evaluation up to and including the next that ran. Two properties have no tolerance: with no
-bad event outside maintenance, nothing alerts; and the store never holds more events than happened.
+per evaluation up to and including the next that ran. Three properties have no tolerance: with no
+bad event outside maintenance, nothing alerts; the store never holds more events than happened;
+and no window of either engine holds more bad events than valid ones (judged in
+:mod:`tests.slo_agreement.unaligned.sweep`).
 """
 
 from __future__ import annotations

@@ -11,10 +11,21 @@ event (the upper bound of :mod:`tests.slo_agreement.unaligned.bounds` is 0):
   rules placed the last scrape interval's errors after the end and paged;
 * ``skipped`` (finding 4): the same, and Prometheus skips the evaluation at minute 40; the old
   step form lost that minute's maintenance events and counted them.
+
+``crash-loop`` (run by ``tests/slo_agreement/test_monitor_faults.py``, not with the three) is
+not clean: its pool crash-loops from minute 30 to 50 (each process living 3–60 s,
+:func:`~tests.slo_agreement.unaligned.faults.crash_loop`), each process failing 20–95 % of its
+requests. A new process's totals often overtake the old one's before the next scrape; rules that
+find a reset per summed counter then read a small rise of valid events and the full count of bad
+ones, more bad events than valid in a window. The hard property there is bad <= valid.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import random
+
+from tests.slo_agreement.unaligned.faults import crash_loop, loop_requests
 from tests.slo_agreement.unaligned.world import MINUTES, REPLICAS, START_EVENTS, Schedule, Window, World
 
 RATE = 5.0
@@ -49,4 +60,16 @@ def _world(seed: int, window: Window, failing_from: float, skipped: frozenset[in
 RESIDUE = _world(901, Window("w0", 20 * 60.0, 100 * 60.0), failing_from=20 * 60.0)
 WINDOW_END = _world(902, Window("w0", 20 * 60.0, 60 * 60.0), failing_from=50 * 60.0)
 SKIPPED = _world(903, Window("w0", 20 * 60.0, 60 * 60.0), failing_from=30 * 60.0, skipped=frozenset({40}))
+
+
+def _crash_loop(seed: int) -> World:
+    rng = random.Random(seed)
+    base = _world(seed, Window("w0", 100 * 60.0, 105 * 60.0), failing_from=MINUTES * 60.0)
+    span = (30 * 60.0, 50 * 60.0)
+    restarts = crash_loop(rng, *span)
+    requests = loop_requests(rng, base.requests["a"], restarts)
+    return dataclasses.replace(base, restarts={"a": restarts}, requests={"a": requests})
+
+
+CRASH_LOOP = _crash_loop(904)
 NAMED = {"residue": RESIDUE, "window-end": WINDOW_END, "skipped": SKIPPED}

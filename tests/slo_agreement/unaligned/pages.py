@@ -5,7 +5,8 @@ start over at a restart; ``process_start_time_seconds`` moves), in vLLM's own te
 (``request_success_total`` by ``finished_reason``, the e2e histogram with vLLM's edges). A
 monitor replica's page is its real exporter (:class:`monitor.probes.metrics.ProbeMetrics` and the
 real :class:`monitor.maintenance.metrics.MaintenanceCollector`) after observing the runs it
-completed since its last restart, as the replica's own process would render it at t.
+completed since its last restart, as the replica's own process would render it at t, with its
+``process_start_time_seconds`` as the real exporter's process collector publishes it.
 """
 
 from __future__ import annotations
@@ -135,4 +136,7 @@ class MonitorPages:
             self.next += 1
         self.now = t
         probes = generate_latest(self.registry.restricted_registry(self.wanted)).decode()
-        return probes + generate_latest(self.boundaries).decode()
+        started = (
+            f"# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {T0 + self.started!r}\n"
+        )
+        return probes + generate_latest(self.boundaries).decode() + started

@@ -32,7 +32,8 @@ from tests.slo_agreement.unaligned.pages import T0, MonitorPages, ServerPages, e
 from tests.slo_agreement.unaligned.world import MINUTES, REPLICAS, Schedule, World
 
 WINDOWS = ("5m", "30m", "1h", "2h", "6h", "1d", "3d", "30d")
-TIMESTAMP_GAUGE = re.compile(r"^m3mon_maintenance_.*timestamp_seconds$")
+#: Gauges whose value is an instant (maintenance boundaries, a process's start): moved onto promtool's clock.
+TIMESTAMP_GAUGE = re.compile(r"^(m3mon_maintenance_.*timestamp_seconds|process_start_time_seconds)$")
 SECONDS = MINUTES * 60 + 60
 
 
@@ -42,6 +43,7 @@ class Counts:
 
     counts: dict[int, dict[str, tuple[float, float]]] = field(default_factory=dict)
     firing: dict[int, frozenset[str]] = field(default_factory=dict)
+    inverted: dict[int, list[str]] = field(default_factory=dict)  # minute -> windows with bad > valid
 
 
 def checks() -> list[int]:
@@ -125,6 +127,15 @@ def counts_query(sel: str) -> str:
     return " or ".join(parts)
 
 
+def inverted_query(sel: str) -> str:
+    """Every window (labelled ``window``) whose bad events outnumber its valid ones; absent: none."""
+    return " or ".join(
+        f"label_replace({win.summed('bad', sel, w)} > ({win.summed('valid', sel, w)} or vector(0)), "
+        f'"window", "{w}", "", "")'
+        for w in WINDOWS
+    )
+
+
 def window_counts(samples: list[tuple[dict[str, str], float]]) -> dict[str, tuple[float, float]]:
     """(valid, bad) per window of :func:`counts_query`'s samples (0 where one is absent)."""
     windows: dict[str, list[float]] = {}
@@ -136,7 +147,9 @@ def window_counts(samples: list[tuple[dict[str, str], float]]) -> dict[str, tupl
 def test_file(world: World, tl: Timeline) -> dict[str, Any]:
     counts = counts_query("{" + _ids(world) + "}")
     alerts = f'ALERTS{{alertstate="firing",{_ids(world)}}}'
+    every = [m for m in range(MINUTES + 1) if m not in world.skipped]
     queries = [(counts, m) for m in checks()] + [(alerts, m) for m in range(MINUTES + 1)]
+    queries += [(inverted_query("{" + _ids(world) + "}"), m) for m in every]
     return {
         "rule_files": ["rules.yml"],
         "evaluation_interval": "1m",
@@ -166,6 +179,9 @@ def finish(proc: subprocess.Popen[str], world: World, timeout: float = 300) -> C
     for (query, m), samples in got.items():
         if query.startswith("ALERTS"):
             out.firing[m] = frozenset(lab["alertname"] for lab, _ in samples)
+            continue
+        if query == inverted_query("{" + _ids(world) + "}"):
+            out.inverted[m] = sorted(lab["window"] for lab, _ in samples)
             continue
         out.counts[m] = window_counts(samples)
     for m in checks():

@@ -7,7 +7,8 @@ reading, the interval and the store op are the service's. In world-time order: e
 of each replica (``Jobs.scrape``), every probe run at its completion by the replica that ran it
 (``Jobs._record``, slot = its round), and at 5 s past each minute the evaluation job of both
 replicas (``Jobs.evaluate``). A replica whose writes are late (its spool replayed after an
-outage) has that span's scrapes and results run at the span's end, in order. After the last
+outage) has that span's scrapes and results run at the span's end, in order. A replica that is
+down neither scrapes, probes nor evaluates, and starts over (a new ``Jobs``) when it is up. After the last
 minute the evaluator runs until nothing is left to evaluate again; then the stored evaluations
 are read back.
 """
@@ -108,6 +109,10 @@ class Run:
         for m in range(MINUTES + 1):
             out.append((m * 60 + 5.0, n, "evaluate", self._evaluate(m * 60 + 5.0)))
             n += 1
+        for replica, spans in self.world.monitor_down.items():
+            for _, up in spans:
+                out.append((up, n, "restart", self._restart(replica, up)))
+                n += 1
         heapq.heapify(out)
         return out
 
@@ -117,14 +122,25 @@ class Run:
             return (late[2] + 1e-3 * (t - late[1]) / (late[2] - late[1] + 1), n, kind, fn)
         return (t, n, kind, fn)
 
+    def _restart(self, replica: str, at: float) -> Callable[[], Awaitable[None]]:
+        """The replica's process starts over: a new ``Jobs`` (nothing kept in memory; its spool stays)."""
+
+        async def go() -> None:
+            await self.replicas[replica].jobs.close()
+            self.replicas[replica] = self._replica(replica)
+            self.replicas[replica].now = at
+
+        return go
+
     def _scrape(self, replica: str, ep: Endpoint, t: float) -> Callable[[], Awaitable[None]]:
-        rep, pool = self.replicas[replica], ep.name.rsplit("-", 1)[1]
+        pool = ep.name.rsplit("-", 1)[1]
 
         async def collect(endpoint_: Endpoint, _client: Any, previous: Reading | None, **_: Any) -> Any:
             reading = read_text(self.pages.text(pool, t), at=T0 + t)
             return reading, signals(endpoint_.name, reading, previous, model=endpoint_.model)
 
         async def go() -> None:
+            rep = self.replicas[replica]
             rep.now = max(rep.now, t)
             with mock.patch.object(jobs_mod, "collect", collect):
                 await rep.jobs.scrape(ep)
@@ -132,9 +148,8 @@ class Run:
         return go
 
     def _probe(self, run: Any) -> Callable[[], Awaitable[None]]:
-        rep = self.replicas[run.replica]
-
         async def go() -> None:
+            rep = self.replicas[run.replica]
             rep.now = max(rep.now, run.end)
             await rep.jobs._record(probe_result(self.world, run), int(run.start // self.world.probe_interval))
 
@@ -143,6 +158,8 @@ class Run:
     def _evaluate(self, at: float) -> Callable[[], None]:
         def go() -> None:
             for name in ("b", "a"):  # the standby reports its progress, then the evaluator evaluates
+                if self.world.down(name, at):
+                    continue  # a replica that is down evaluates nothing
                 rep = self.replicas[name]
                 rep.now = max(rep.now, at)
                 rep.jobs.evaluate()

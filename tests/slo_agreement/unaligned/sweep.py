@@ -4,7 +4,7 @@
 and migrates one SQLite database each world copies; :func:`evaluate` runs one world both ways
 (promtool in the background while the store path runs) and :func:`judge` holds the engines to
 :mod:`tests.slo_agreement.unaligned.bounds`. ``python -m tests.slo_agreement.unaligned.sweep
-SEEDS`` runs a sweep and prints, per engine and measure, the largest disagreement with the
+SEEDS`` runs a sweep (``f<seed>``: with the monitor's faults, ``--rules``: Prometheus only) and prints, per engine and measure, the largest disagreement with the
 nominal count and the tolerance there, and every violation.
 """
 
@@ -23,11 +23,26 @@ from tests.slo_agreement.prometheus import load_groups
 from tests.slo_agreement.unaligned import prometheus, store
 from tests.slo_agreement.unaligned.bounds import ALERTS, WINDOW_SECONDS, Oracle
 from tests.slo_agreement.unaligned.config import config
+from tests.slo_agreement.unaligned.faults import with_faults
+from tests.slo_agreement.unaligned.named import CRASH_LOOP, NAMED
 from tests.slo_agreement.unaligned.prometheus import Counts, checks
 from tests.slo_agreement.unaligned.world import World, world
 
 #: Seeds the default test run covers (derandomized: the same worlds every run).
 CI_SEEDS = tuple(range(1, 5))
+
+
+def faulty(seed: int) -> World:
+    """The world of ``seed`` with the monitor's own faults and a crash-looping pool mixed in."""
+    return with_faults(world(seed), seed)
+
+
+def named_world(name: str) -> World:
+    """``17``: the world of seed 17; ``f17``: that world with faults (:func:`faulty`); else a
+    hand-built world of :data:`~tests.slo_agreement.unaligned.named.NAMED` (``crash-loop``)."""
+    if name in {**NAMED, "crash-loop": CRASH_LOOP}:
+        return {**NAMED, "crash-loop": CRASH_LOOP}[name]
+    return faulty(int(name[1:])) if name.startswith("f") else world(int(name))
 
 
 @dataclass(frozen=True)
@@ -42,11 +57,19 @@ def prepare(worlds: Sequence[World], workdir: Path) -> Prepared:
     return Prepared(load_groups(rules), migrated(workdir))
 
 
-def evaluate(w: World, prepared: Prepared, promtool: str, workdir: Path) -> dict[str, Counts]:
+def evaluate(
+    w: World,
+    prepared: Prepared,
+    promtool: str,
+    workdir: Path,
+    engines: Sequence[str] = ("prometheus", "store"),
+) -> dict[str, Counts]:
     (workdir / "cfg").mkdir(parents=True, exist_ok=True)
     (workdir / "cfg" / "m.yaml").write_text(config([w]))
     model = load_model(workdir / "cfg" / "m.yaml")
     proc = prometheus.start(promtool, workdir / "prometheus", w, prepared.groups, model)
+    if "store" not in engines:
+        return {"prometheus": prometheus.finish(proc, w)}
     try:
         stored = store.Run(w, workdir / "store", prepared.database).run()
     except BaseException:
@@ -116,11 +139,24 @@ def _counts(w: World, engine: str, got: Counts, oracle: Oracle, report: Report) 
                     )
 
 
+def _inverted(w: World, engine: str, got: Counts, report: Report) -> None:
+    """The hard property bad <= valid: in every window at every check minute, and (the rules) in
+    every window at every evaluation."""
+    minutes = {m: [wd for wd, (v, b) in c.items() if b > v + 1e-6] for m, c in got.counts.items()}
+    for m, windows in got.inverted.items():
+        minutes[m] = sorted({*minutes.get(m, []), *windows})
+    for m, windows in sorted(minutes.items()):
+        if windows:
+            report.add(engine, "inverted", f"world {w.seed} {engine} min {m}: more bad events than valid "
+                                           f"in {', '.join(windows)}")  # fmt: skip
+
+
 def judge(w: World, outcomes: dict[str, Counts], stored_total: float | None = None) -> Report:
     report = Report(worlds=1)
     for engine, got in outcomes.items():
         oracle = Oracle(w, engine)
         _counts(w, engine, got, oracle, report)
+        _inverted(w, engine, got, report)
         if oracle.clean():
             fired = sorted({(m, a) for m, names in got.firing.items() for a in names if a in ALERTS})
             if fired:
@@ -134,14 +170,19 @@ def judge(w: World, outcomes: dict[str, Counts], stored_total: float | None = No
     return report
 
 
-def run(seeds: Sequence[int], promtool: str = "/usr/bin/promtool") -> Report:
-    worlds = [world(s) for s in seeds]
+def run(
+    names: Sequence[str],
+    promtool: str = "/usr/bin/promtool",
+    engines: Sequence[str] = ("prometheus", "store"),
+) -> Report:
+    worlds = [named_world(n) for n in names]
     total = Report()
     with tempfile.TemporaryDirectory(prefix="m3mon-unaligned-", dir="/dev/shm") as tmp:
         prepared = prepare(worlds, Path(tmp))
         for w in worlds:
-            outcomes = evaluate(w, prepared, promtool, Path(tmp) / w.name)
-            total.merge(judge(w, outcomes, store.stored_total(Path(tmp) / w.name / "store")))
+            outcomes = evaluate(w, prepared, promtool, Path(tmp) / w.name, engines)
+            stored = store.stored_total(Path(tmp) / w.name / "store") if "store" in engines else None
+            total.merge(judge(w, outcomes, stored))
     return total
 
 
@@ -158,15 +199,16 @@ def summary(report: Report) -> str:
             + ", ".join(f"{e} {k} {n}" for (e, k), n in sorted(report.kinds.items()))
         )
     first = sorted(
-        report.violations, key=lambda v: " fired " not in v and " holds " not in v
+        report.violations, key=lambda v: " fired " not in v and " holds " not in v and " more bad " not in v
     )  # hard ones first
     lines += [f"  VIOLATION {v}" for v in first[:40]]
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
-    seeds = [int(a) for a in argv] if argv else list(CI_SEEDS)
-    report = run(seeds)
+    """``SEEDS...`` (``f7``: seed 7 with faults; ``--rules``: Prometheus only, no store path)."""
+    names = [a for a in argv if not a.startswith("--")] or [str(s) for s in CI_SEEDS]
+    report = run(names, engines=("prometheus",) if "--rules" in argv else ("prometheus", "store"))
     print(summary(report))
     return 1 if report.violations else 0
 

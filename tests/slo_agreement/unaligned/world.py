@@ -96,6 +96,11 @@ class World:
     )  # (replica, from, until): its writes of that span arrive at ``until``
     probe_interval: float = 10.0
     notes: tuple[str, ...] = field(default=())
+    #: replica -> spans ``(down, up)`` its process was down (it starts over at ``up``)
+    monitor_down: dict[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+
+    def down(self, replica: str, t: float) -> bool:
+        return any(a <= t < b for a, b in self.monitor_down.get(replica, ()))
 
     @property
     def name(self) -> str:
