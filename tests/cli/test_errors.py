@@ -185,6 +185,8 @@ def other_commands(
         (["compare", "-c", cfg, "--endpoint", "m3-interactive", "--before", "run:1", "--after", "run:2"], 1,
          re.compile(r"m3mon compare: database unreachable: .*")),
         (["fleet", "plan", "-c", cfg, "--shards", "0"], 2, re.compile(r"m3mon fleet( plan)?: --shards: .*")),
+        (["init", "--from", f"http://127.0.0.1:{closed}", "-o", str(out / "starter.yaml")], 1,
+         re.compile(rf"m3mon init: http://127.0.0.1:{closed}: cannot read /metrics: connect_error: .*")),
         (["traces", "-c", cfg, "--slo", "interactive-32k/availability"], 1,
          re.compile(r"m3mon traces: database unreachable: .*")),
         (["maintenance", "list", "-c", cfg, "--class", "nope"], 2,
