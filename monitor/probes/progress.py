@@ -7,7 +7,8 @@ for the ``timeout`` result the runner writes instead:
 * its **trace id**: the server's span of the request the monitor gave up on (a server that
   reports aborted requests sends one) is then known as the probe's, and left out of real
   traffic's figures (docs/slo-events.md: the run is counted once, by the probe SLIs);
-* its **TTFT** when a first token had arrived: shown with the failure (a stream cut after its
+* its **TTFT** when a first token had arrived (of its first request that got one: a retried
+  attempt's, a long-prompt probe's cold request): shown with the failure (a stream cut after its
   first token, not a server that never answered); an unanswered run has no latency event, so it
   feeds no SLI.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from monitor.probes.result import Timings
@@ -32,14 +33,14 @@ class _Request(Protocol):
 
 @dataclass
 class Progress:
-    """The trace id of the run's span and its first request (:class:`~monitor.probes.exchange.Exchange`)."""
+    """The trace id of the run's span and its requests (:class:`~monitor.probes.exchange.Exchange`)."""
 
     trace_id: str | None = None
-    first_request: _Request | None = None
+    requests: list[_Request] = field(default_factory=list)
 
     def ttft(self) -> float | None:
-        """The first request's time to first token, if a token had arrived."""
-        return self.first_request.timings().ttft if self.first_request is not None else None
+        """The time to first token of the first request that got one (None: no token arrived)."""
+        return next((t for r in self.requests if (t := r.timings().ttft) is not None), None)
 
 
 _current: ContextVar[Progress | None] = ContextVar("m3mon_probe_progress", default=None)
@@ -64,5 +65,5 @@ def note_trace(trace_id: str | None) -> None:
 
 def note_request(request: _Request) -> None:
     progress = _current.get()
-    if progress is not None and progress.first_request is None:
-        progress.first_request = request
+    if progress is not None:
+        progress.requests.append(request)
