@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from monitor.probes.progress import note_request
 from monitor.probes.result import Timings
 from monitor.probes.stream import SseDecoder, aiter_sse
 from monitor.probes.target import Target
@@ -94,6 +95,7 @@ async def stream_chat(client: httpx.AsyncClient, target: Target, body: dict[str,
     )  # fmt: skip
     started = time.monotonic()
     ex = Exchange(started=started, sent=started, end=started)
+    note_request(ex)
     try:
         response = await client.send(request, stream=True)
     except httpx.TimeoutException as exc:

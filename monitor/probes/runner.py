@@ -25,6 +25,7 @@ from monitor.errors import ProbeError
 from monitor.model import Model
 from monitor.probes import PROBERS, Prober
 from monitor.probes.metrics import ProbeMetrics
+from monitor.probes.progress import Progress, recording
 from monitor.probes.result import ProbeResult, Timings
 from monitor.probes.target import ProbeSpec, Target
 from monitor.probes.wire import probe_client
@@ -79,14 +80,24 @@ async def run_probe(p: PlannedProbe, client: httpx.AsyncClient, prober: Prober |
     return dataclasses.replace(result, finished_at=time.time())
 
 
+def _timed_out(p: PlannedProbe, started_at: float, elapsed: float, progress: Progress) -> ProbeResult:
+    """The run the timeout cut off, with the trace id and first token it had (monitor.probes.progress)."""
+    ttft = progress.ttft()
+    detail = f"probe did not finish within {p.spec.plan.timeout:g}s"
+    if ttft is not None:
+        detail += f" (first token after {ttft:.3g}s)"
+    result = _failed(p, started_at, Timings(e2e=elapsed, ttft=ttft), "timeout", detail)
+    return dataclasses.replace(result, trace_id=progress.trace_id)
+
+
 async def _run_probe(p: PlannedProbe, client: httpx.AsyncClient, prober: Prober | None) -> ProbeResult:
     prober = prober if prober is not None else PROBERS[p.spec.kind]
     started_at, t0 = time.time(), time.monotonic()
     try:
-        return await asyncio.wait_for(prober(p.target, p.spec, client), timeout=p.spec.plan.timeout)
+        with recording() as progress:
+            return await asyncio.wait_for(prober(p.target, p.spec, client), timeout=p.spec.plan.timeout)
     except TimeoutError:  # the service did not answer in time: its fault, an availability failure
-        detail = f"probe did not finish within {p.spec.plan.timeout:g}s"
-        return _failed(p, started_at, Timings(e2e=time.monotonic() - t0), "timeout", detail)
+        return _timed_out(p, started_at, time.monotonic() - t0, progress)
     except Exception as exc:  # the monitor's fault: no service timing, no service SLI event
         log.exception(
             "%s prober crashed on %s/%s", p.spec.kind, p.target.endpoint.name, p.target.request_class.name

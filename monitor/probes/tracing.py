@@ -20,6 +20,7 @@ from opentelemetry.trace import Span, Tracer
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from monitor import __version__
+from monitor.probes.progress import note_trace
 
 _provider: TracerProvider | None = None
 _propagator = TraceContextTextMapPropagator()
@@ -62,6 +63,7 @@ def probe_span(kind: str, endpoint: str, request_class: str, model: str) -> Iter
         "gen_ai.request.model": model,
     }
     with tracer().start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes) as span:
+        note_trace(trace_id_of(span))
         yield span
 
 

@@ -8,8 +8,9 @@ SLO of the class at once (:mod:`monitor.slo.goodput`), from probes and from real
 * **Real traffic**: stored server spans that ended in ``(start, end]``, except the spans of a
   probe's trace (a ``probe_results.trace_id``: those requests are the probes'), attributed and
   judged by :mod:`monitor.slo.span_goodput` (server-side figures: no network or proxy time).
-  Spans no class could be given are counted by reason. Token goodput = output tokens of good
-  spans / output tokens of all spans of the class.
+  Spans no class could be given are counted by reason; failed spans (aborted, error, no first
+  token: :func:`~monitor.slo.span_goodput.span_failure`) are bad and counted by reason. Token
+  goodput = output tokens of good spans / output tokens of all spans of the class.
 
 Not an SLI, but the same probe runs as the latency and failure sections: maintenance excluded as
 the SLIs exclude it (a class's ``goodput`` SLO line is the SLI).
@@ -27,7 +28,7 @@ from sqlalchemy.orm import Session
 from monitor.events import MONITOR
 from monitor.model import Model
 from monitor.slo.goodput import GOODPUT_METRICS, RequestLatency, is_good, limits
-from monitor.slo.span_goodput import UNATTRIBUTED, SpanJudge
+from monitor.slo.span_goodput import FAILURES, UNATTRIBUTED, SpanJudge
 from monitor.store.queries import real_traffic
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from monitor.traces.span import ServerSpan
@@ -39,7 +40,8 @@ PROBE_SOURCE = "probes, client-side"
 _STALL: ColumnElement[float] = P.extra[("timings", "stall", "seconds")].as_float()
 _PROBE_COLUMNS = (P.reason, P.ttft, P.tpot, P.itl_mean, P.e2e, P.server_queue, _STALL)
 _SPAN_COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.ttft, S.e2e,
-                 S.prompt_tokens, S.completion_tokens, S.service_name)  # fmt: skip
+                 S.prompt_tokens, S.completion_tokens, S.service_name, S.error_type,
+                 S.finish_reason)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class GoodputLine:
     span_good: int
     span_output_tokens: int
     span_good_output_tokens: int
+    span_failed: tuple[tuple[str, int], ...] = ()  # (reason, spans) in FAILURES order, > 0 only
 
     @property
     def labelled_limits(self) -> tuple[tuple[str, float], ...]:
@@ -107,7 +110,8 @@ def _spans(session: Session, start: float, end: float) -> Iterator[ServerSpan]:
     for row in rows:
         r: tuple[Any, ...] = tuple(row)
         yield ServerSpan(r[0], r[1], r[2], r[3], r[4], queue=r[5], ttft=r[6], e2e=r[7], prompt_tokens=r[8],
-                         completion_tokens=r[9], service_name=r[10])  # fmt: skip
+                         completion_tokens=r[9], service_name=r[10], error_type=r[11],
+                         finish_reason=r[12])  # fmt: skip
 
 
 def _probe_trace_spans(session: Session, start: float, end: float) -> int:
@@ -132,6 +136,7 @@ def collect(
             tuple(m for m in GOODPUT_METRICS if m in own and m not in judged),
             probes[rc.name][1], probes[rc.name][0],
             t.spans, t.good, t.output_tokens, t.good_output_tokens,
+            tuple((f, t.failed[f]) for f in FAILURES if t.failed.get(f)),
         ))  # fmt: skip
     unattributed = tuple((r, tally.unattributed[r]) for r in UNATTRIBUTED if tally.unattributed.get(r))
     return GoodputSection(tuple(lines), unattributed, _probe_trace_spans(session, start, end))
@@ -149,13 +154,19 @@ def limits_text(line: GoodputLine, seconds: Callable[[float | None], str]) -> st
     return ", ".join(f"{METRIC_LABELS[m]} ≤ {seconds(v)}" for m, v in line.limits)
 
 
+def failed_text(line: GoodputLine) -> str:
+    """``aborted 3, error 1`` (``—`` when no span failed)."""
+    return ", ".join(f"{reason} {n}" for reason, n in line.span_failed) or "—"
+
+
 def notes(section: GoodputSection) -> list[str]:
     """The section's plain-text notes (where the real-traffic spans went)."""
     lost = "; ".join(f"{reason}: {n}" for reason, n in section.unattributed) or "none"
     return [
         f"Real traffic: {section.span_source} (arrival at the server to its last token: network and "
-        "proxy time are not in it; the probe column includes them). Failed requests: a span with no "
-        "output token; requests the server rejected or aborted send no span.",
+        "proxy time are not in it; the probe column includes them). Failed spans are never good: "
+        "aborted (finish reason abort), error (error.type, an ERROR status or finish reason error), "
+        "no first token. vLLM sends no span for a request it rejected or a client aborted.",
         f"Spans of probe traces left to the probe column: {section.probe_trace_spans}. "
         f"Spans with no class (not counted above): {lost}.",
     ]
@@ -165,11 +176,11 @@ def markdown(section: GoodputSection, escape: Callable[[object], str], table: An
     """Markdown lines; ``escape`` and ``table`` are the Markdown renderer's, ``fmt`` its
     :mod:`monitor.report.display` (its ``attainment``, ``count`` and ``seconds``)."""
     head = ["class", "limits (each request)", "probe runs", "probe goodput", "spans", "span goodput",
-            "token goodput", "not judged from spans"]  # fmt: skip
+            "token goodput", "failed spans", "not judged from spans"]  # fmt: skip
     rows = [
         [escape(g.request_class), escape(limits_text(g, fmt.seconds)), fmt.count(g.probe_runs),
          fmt.attainment(g.probe_ratio), fmt.count(g.spans), fmt.attainment(g.span_ratio),
-         fmt.attainment(g.token_ratio), escape(", ".join(g.not_from_spans) or "—")]
+         fmt.attainment(g.token_ratio), escape(failed_text(g)), escape(", ".join(g.not_from_spans) or "—")]
         for g in section.lines
     ]  # fmt: skip
     out = ["## Goodput (every latency SLO at once)", "", *table(head, rows, (2, 3, 4, 5, 6))]
@@ -198,6 +209,7 @@ def to_json(section: GoodputSection) -> dict[str, Any]:
                     "output_tokens": g.span_output_tokens,
                     "good_output_tokens": g.span_good_output_tokens,
                     "token_ratio": g.token_ratio,
+                    "failed": {reason: n for reason, n in g.span_failed},
                     "not_judged": list(g.not_from_spans),
                 },
             }

@@ -18,9 +18,12 @@ The span as one request (:func:`span_latency`), all server-side (arrival at the 
 server to its last token: network and proxy time are **not** in it, unlike a probe's figures):
 ``ttft``, ``e2e``, ``queue_time`` = its queue, ``tpot`` = ``itl`` = (e2e − ttft) / (output tokens − 1)
 (the request's mean time per output token, as a probe's ``itl`` for goodput is its mean per-token
-ITL); ``stall`` is not measurable from a span (no per-chunk times) and does not count. A span with
-no output token is a failed request (not good): vLLM's span carries no outcome attribute and the
-receiver stores no span status, so "produced nothing" is the only failure a stored span shows.
+ITL); ``stall`` is not measurable from a span (no per-chunk times) and does not count.
+
+A span whose request failed is never good, whatever its latencies (:func:`span_failure`, in this
+order): **aborted** (a finish reason ``abort``: the client gave up or the server cancelled it),
+**error** (an ``error.type`` attribute, an ERROR status or a finish reason ``error``), **no first
+token** (no output token: 0 output tokens, or neither a token count nor a TTFT).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from monitor import conventions as cv
 from monitor.model import Endpoint, Model
 from monitor.slo.goodput import GOODPUT_METRICS, RequestLatency, is_good, limits
 from monitor.traces.span import ServerSpan
@@ -40,6 +44,11 @@ NO_TOKENS: Final = "multi-class endpoint, no token counts"
 TOO_LONG: Final = "longer than every class ceiling of its endpoint"
 TIED: Final = "several classes share the fitting ceiling"
 UNATTRIBUTED: Final = (NO_SERVICE, UNKNOWN_SERVICE, NO_TOKENS, TOO_LONG, TIED)
+#: Why a span's request failed (a bad event whatever its latencies), in display order.
+ABORTED: Final = "aborted"
+ERRORED: Final = "error"
+NO_FIRST_TOKEN: Final = "no first token"
+FAILURES: Final = (ABORTED, ERRORED, NO_FIRST_TOKEN)
 #: Goodput metrics a server span cannot measure.
 NOT_FROM_SPANS: Final = ("stall",)
 
@@ -65,6 +74,18 @@ def route(endpoint: Endpoint, classes: tuple[tuple[int, str], ...], tokens: int 
     return TOO_LONG
 
 
+def span_failure(span: ServerSpan) -> str | None:
+    """Why the span's request failed (a :data:`FAILURES` value), None when it answered."""
+    reasons = set((span.finish_reason or "").split(","))
+    if reasons.intersection(cv.FINISHED_NOT_COUNTED):
+        return ABORTED
+    if span.error_type is not None or reasons.intersection(cv.FINISHED_BAD):
+        return ERRORED
+    if span.completion_tokens == 0 or (span.completion_tokens is None and span.ttft is None):
+        return NO_FIRST_TOKEN
+    return None
+
+
 def span_latency(span: ServerSpan) -> RequestLatency:
     """The span as one request of :mod:`monitor.slo.goodput` (server-side seconds)."""
     out = span.completion_tokens
@@ -72,18 +93,25 @@ def span_latency(span: ServerSpan) -> RequestLatency:
     if out is not None and out >= 2 and span.e2e is not None and span.ttft is not None:
         per_token = max(0.0, span.e2e - span.ttft) / (out - 1)
     return RequestLatency(
-        ok=out != 0, ttft=span.ttft, tpot=per_token, itl=per_token, e2e=span.e2e, queue_time=span.queue
+        ok=span_failure(span) is None,
+        ttft=span.ttft,
+        tpot=per_token,
+        itl=per_token,
+        e2e=span.e2e,
+        queue_time=span.queue,
     )
 
 
 @dataclass
 class ClassTally:
-    """Spans of one class: how many, how many good, their output tokens and the good ones'."""
+    """Spans of one class: how many, how many good, their output tokens and the good ones', and
+    the failed ones by :func:`span_failure` reason."""
 
     spans: int = 0
     good: int = 0
     output_tokens: int = 0
     good_output_tokens: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float | None:
@@ -140,6 +168,9 @@ class SpanJudge:
             tally, tokens = out.classes[cls], span.completion_tokens or 0
             tally.spans += 1
             tally.output_tokens += tokens
+            failure = span_failure(span)
+            if failure is not None:
+                tally.failed[failure] = tally.failed.get(failure, 0) + 1
             if is_good(span_latency(span), self.limits[cls]):
                 tally.good += 1
                 tally.good_output_tokens += tokens

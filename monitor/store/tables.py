@@ -138,6 +138,8 @@ class ServerSpanRow(Base):
     service_name: Mapped[str | None] = mapped_column(String(200))
     #: the span's ``error.type`` (or ``error`` for an ERROR status): a failed attempt (migration 0009)
     error_type: Mapped[str | None] = mapped_column(String(100))
+    #: its ``gen_ai.response.finish_reasons``, distinct, comma-joined (e.g. ``abort``) (migration 0014)
+    finish_reason: Mapped[str | None] = mapped_column(String(100))
 
 
 class ScrapeIntervalRow(Base):

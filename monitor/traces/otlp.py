@@ -105,13 +105,19 @@ def decode(body: bytes, content_type: str | None) -> ExportTraceServiceRequest:
     return request
 
 
+_SCALARS: Final = ("string_value", "int_value", "double_value", "bool_value")
+
+
 def _value(v: AnyValue) -> object:
     which = v.WhichOneof("value")
-    return getattr(v, which) if which in ("string_value", "int_value", "double_value", "bool_value") else None
+    if which == "array_value":  # e.g. gen_ai.response.finish_reasons: its scalar items
+        return tuple(getattr(x, w) for x in v.array_value.values if (w := x.WhichOneof("value")) in _SCALARS)
+    return getattr(v, which) if which in _SCALARS else None
 
 
 def attributes(kvs: Any) -> dict[str, object]:
-    """OTLP ``KeyValue`` list -> dict of scalar values (arrays, maps and bytes are dropped)."""
+    """OTLP ``KeyValue`` list -> dict of scalar values and tuples of an array's scalars (maps and
+    bytes are dropped)."""
     out: dict[str, object] = {}
     kv: KeyValue
     for kv in kvs:

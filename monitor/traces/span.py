@@ -45,6 +45,9 @@ RESPONSE_ID: Final = "gen_ai.response.id"
 TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"
 #: OpenTelemetry's ``error.type`` (semantic conventions: set on a failed operation, e.g. ``429``).
 ERROR_TYPE: Final = "error.type"
+#: GenAI conventions: why the model stopped, one per choice (a string array, e.g. ``["stop"]``; an
+#: aborted request's ``abort``). vLLM's ``llm_request`` does not carry it (0.10.2 ... 0.33).
+FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 #: Attribute of the monitor's own probe spans, which are never a server's view.
 PROBE_MARK: Final = "m3mon.probe.kind"
 
@@ -80,6 +83,7 @@ class ServerSpan:
     completion_tokens: int | None = None
     request_id: str | None = None
     service_name: str | None = None
+    finish_reason: str | None = None  # its distinct finish reasons, comma-joined (e.g. ``abort``)
     error_type: str | None = (
         None  # set on a failed attempt (``error.type``, or ``error`` for an ERROR status)
     )
@@ -108,6 +112,7 @@ class ServerSpan:
             "request_id": self.request_id,
             "service_name": self.service_name,
             "error_type": self.error_type,
+            "finish_reason": self.finish_reason,
         }
 
 
@@ -120,6 +125,14 @@ def _number(value: object) -> float | None:
 def _count(value: object) -> int | None:
     number = _number(value)
     return int(number) if number is not None and number.is_integer() and number >= 0 else None
+
+
+def finish_reasons(value: object) -> str | None:
+    """The finish reasons of ``gen_ai.response.finish_reasons`` (an array, or one string), distinct
+    in order of appearance, comma-joined; None when absent or not text."""
+    items = (value,) if isinstance(value, str) else value if isinstance(value, tuple | list) else ()
+    found = dict.fromkeys(v.strip() for v in items if isinstance(v, str) and v.strip())
+    return ",".join(found) or None
 
 
 def _hex_id(raw: bytes, size: int, what: str) -> str:
@@ -158,5 +171,6 @@ def server_span(
         request_id=request_id if isinstance(request_id, str) else None,
         service_name=service_name,
         error_type=error_type,
+        finish_reason=finish_reasons(attributes.get(FINISH_REASONS)),
         **latencies,
     )

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from monitor.traces.span import (
     COMPLETION_TOKENS,
+    FINISH_REASONS,
     PROMPT_TOKENS,
     REQUEST_ID,
     SERVICE_NAME,
@@ -28,6 +29,7 @@ REQUEST_ID_MAX: Final = 200
 SERVICE_NAME_MAX: Final = 200
 NAME_MAX: Final = 100
 ERROR_TYPE_MAX: Final = 100
+FINISH_REASON_MAX: Final = 100
 INT32_MAX: Final = 2**31 - 1
 #: ServerSpan field -> the OTLP field or attribute it came from (named in error messages).
 SOURCE: Final = {
@@ -36,6 +38,7 @@ SOURCE: Final = {
     "prompt_tokens": f"attributes[{PROMPT_TOKENS}]",
     "completion_tokens": f"attributes[{COMPLETION_TOKENS}]",
     "error_type": "attributes[error.type]",
+    "finish_reason": f"attributes[{FINISH_REASONS}]",
     "start": "start_time_unix_nano",
     "end": "end_time_unix_nano",
 }
@@ -71,6 +74,7 @@ class StoredSpan(BaseModel):
     request_id: Annotated[Text, Field(max_length=REQUEST_ID_MAX)] | None = None
     service_name: Annotated[Text, Field(max_length=SERVICE_NAME_MAX)] | None = None
     error_type: Annotated[Text, Field(max_length=ERROR_TYPE_MAX)] | None = None
+    finish_reason: Annotated[Text, Field(max_length=FINISH_REASON_MAX)] | None = None
 
 
 def validated(span: ServerSpan, where: str) -> ServerSpan:

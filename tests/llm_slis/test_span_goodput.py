@@ -218,9 +218,9 @@ def test_the_report_shows_both_goodputs(model: Model, sqlite_url: str) -> None:
     md, html = render_markdown(data), render_html(data)
     # chat 4/7 = 57.143 %, tokens 1070/1221 = 87.633 %, probes 2/4; long 2/3, tokens 1050/1550
     row = next(line for line in md.splitlines() if line.startswith("| chat | TTFT ≤"))
-    assert row.split(" | ")[2:8] == ["4", "50.000%", "7", "57.143%", "87.633%", "stall |"]
+    assert row.split(" | ")[2:9] == ["4", "50.000%", "7", "57.143%", "87.633%", "no first token 1", "stall |"]
     assert (
-        "| long | TTFT ≤ 20.00 s, e2e ≤ 120.00 s, queue ≤ 5.00 s | 0 | no data | 3 | 66.667% | 67.742% |"
+        "| long | TTFT ≤ 20.00 s, e2e ≤ 120.00 s, queue ≤ 5.00 s | 0 | no data | 3 | 66.667% | 67.742% | — |"
         in md
     )
     for text_ in (md, html):
