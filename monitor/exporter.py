@@ -35,7 +35,7 @@ from monitor.service.metrics import ServiceMetrics
 from monitor.slo.metrics import SLOMetrics
 from monitor.slo.probe_goodput import judge
 from monitor.store.metrics import StoreMetrics
-from monitor.traces.metrics import TraceMetrics
+from monitor.traces.metrics import TraceMetrics, TrafficMetrics
 
 
 class Exporter:
@@ -57,6 +57,7 @@ class Exporter:
         self.slo = SLOMetrics(self.registry)
         self.store = StoreMetrics(self.registry)
         self.traces = TraceMetrics(self.registry)
+        self.traffic = TrafficMetrics(self.registry)
         self.service = ServiceMetrics(self.registry)
         self.bottleneck = BottleneckMetrics(self.registry)
         self.health_up = Gauge(
