@@ -86,6 +86,13 @@ class TrafficMetrics:
         )
         self._folded_seen = 0
 
+    def prepare(self, series: Iterable[tuple[str, str, str, str]]) -> None:
+        """Publish these (endpoint, class, tenant, band) series at 0, good and bad, before any
+        request: the rules count a rise from a sample they saw, never a series' first value."""
+        for endpoint, request_class, tenant, band in series:
+            for good in ("true", "false"):
+                self.requests.labels(endpoint, request_class, tenant, band, good)
+
     def observe(self, judged: Iterable[tuple[str, str, dict[str, str]]], unrouted: dict[str, int]) -> None:
         """Count each (endpoint, class, labels) request and the unrouted ones."""
         for endpoint, request_class, labels in judged:
