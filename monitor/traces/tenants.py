@@ -9,10 +9,12 @@ Label values (docs/traces.md, "Tenants and priorities"), at most
   process restarts (a label that came and went would be a new series each time);
 * every other tenant, and a request naming none, is ``other``.
 
-Requests are counted in a table of at most ``max(MIN_CANDIDATES, CANDIDATES_PER_SLOT * top_tenants)``
-tenant ids: a tenant id not in it
-replaces the least-counted entry and starts at 1, so ids seen once each (a client inventing ids)
-never outcount a tenant that keeps coming back, and memory stays bounded. Distinct ids folded into
+Requests are counted with Space-Saving (Metwally et al., 2005) in a table of at most
+``max(MIN_CANDIDATES, CANDIDATES_PER_SLOT * top_tenants)`` tenant ids: a tenant id not in a full
+table replaces the least-counted entry and inherits its count (+1) as its possible error, so any
+tenant sending more than one request in ``capacity`` stays in the table, memory stays bounded,
+and a tenant is admitted on its *guaranteed* count (count − error): ids seen once each (a client
+inventing ids) never reach ``min_tenant_requests``, however many there are. Distinct ids folded into
 ``other`` are counted exactly up to :data:`~monitor.conventions.TENANTS_FOLDED_COUNTED` (a set of
 their hashes), then no further.
 """
@@ -37,7 +39,7 @@ class TenantLabels:
         self.traffic = traffic
         self.named = frozenset(traffic.tenants)
         self.admitted: set[str] = set()
-        self.counts: dict[str, int] = {}
+        self.counts: dict[str, list[int]] = {}  # tenant id -> [count, possible overcount]
         self.capacity = max(MIN_CANDIDATES, CANDIDATES_PER_SLOT * traffic.top_tenants)
         self.folded_ids: set[bytes] = set()
         self.folded_requests = 0
@@ -60,14 +62,17 @@ class TenantLabels:
 
     def _counted(self, tenant: str) -> bool:
         """Count one request of ``tenant``; True when that admits it to a top label."""
-        if tenant in self.counts:
-            self.counts[tenant] += 1
+        entry = self.counts.get(tenant)
+        if entry is not None:
+            entry[0] += 1
         else:
+            floor = 0
             if len(self.counts) >= self.capacity:
-                del self.counts[min(self.counts, key=self.counts.__getitem__)]
-            self.counts[tenant] = 1
-        count = self.counts[tenant]
-        if len(self.admitted) >= self.traffic.top_tenants or count < self.traffic.min_tenant_requests:
+                victim = min(self.counts, key=lambda t: self.counts[t][0])
+                floor = self.counts.pop(victim)[0]
+            entry = self.counts[tenant] = [floor + 1, floor]
+        guaranteed = entry[0] - entry[1]
+        if len(self.admitted) >= self.traffic.top_tenants or guaranteed < self.traffic.min_tenant_requests:
             return False
         self.admitted.add(tenant)
         del self.counts[tenant]
