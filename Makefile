@@ -13,8 +13,9 @@ $(STAMP): pyproject.toml $(if $(wildcard $(BIN)/m3mon),,FORCE)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# An existing demo-out/ is kept: `make demo DEMO_FLAGS=--replace` writes it anew (docs/demo.md).
 demo: $(STAMP)
-	$(BIN)/m3mon demo
+	$(BIN)/m3mon demo $(DEMO_FLAGS)
 
 test: $(STAMP) lint typecheck pytest
 

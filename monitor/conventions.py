@@ -114,6 +114,14 @@ METRIC_FAMILY_SERVED: Final = "m3mon_metric_family_served"
 L_FAMILY: Final = "family"
 L_STATUS: Final = "status"
 L_REPLACEMENT: Final = "replacement"
+#: The bad requests behind a burning SLO (the failed and slowest of the last 15 min, up to 3, with
+#: their trace ids and stages; value = rank): the burn notifications quote them.
+SLO_REQUEST_INFO: Final = "m3mon_slo_request_info"
+L_RANK: Final = "rank"
+L_TRACE_ID: Final = "trace_id"
+L_OUTCOME: Final = "outcome"
+L_STAGES: Final = "stages"
+L_LINK: Final = "link"
 #: How long the metric-family alert remembers that a family was served.
 METRIC_FAMILY_MEMORY: Final = "6h"
 DEPLOYMENT_INFO: Final = "m3mon_deployment_info"
@@ -179,6 +187,11 @@ JOB_KINDS: Final = ("scrape", "health", "probe", "write", "evaluate", "assess", 
 RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
 #: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).
 CONFIG_RELOADS: Final = "m3mon_config_reloads_total"
+#: Warnings and errors the service logged or held back as repeats, by ``logger`` and ``kind`` (the
+#: call site's kind, else its function; never the message), and those held back (monitor.service.repeats).
+LOG_WARNINGS: Final = "m3mon_log_warnings_total"
+LOG_WARNINGS_SUPPRESSED: Final = "m3mon_log_warnings_suppressed_total"
+L_LOGGER: Final = "logger"
 #: prometheus_client's ProcessCollector: when the process started (Unix time).
 PROCESS_START_TIME: Final = "process_start_time_seconds"
 L_TASK: Final = "task"

@@ -34,6 +34,7 @@ from monitor.probes.metrics import ProbeMetrics, targets
 from monitor.scrape.gpu_metrics import GpuMetrics
 from monitor.scrape.metrics import ScrapeMetrics
 from monitor.service.metrics import ServiceMetrics
+from monitor.service.request_metrics import RequestMetrics
 from monitor.slo.metrics import SLOMetrics
 from monitor.slo.probe_goodput import judge
 from monitor.store.metrics import StoreMetrics
@@ -63,6 +64,7 @@ class Exporter:
         self.traffic.prepare(traffic_series(model))
         self.service = ServiceMetrics(self.registry)
         self.bottleneck = BottleneckMetrics(self.registry)
+        self.requests = RequestMetrics(self.registry)
         self.health_up = Gauge(
             HEALTH_UP,
             "1 when the endpoint's /health answered 200 at the last check, else 0.",

@@ -18,10 +18,15 @@ def register(sub: Any) -> None:
         description="Start one simulator per endpoint of the example config, run the service against them "
         "with SQLite, inject a brown-out on the interactive pool, recover, then print SLO status per class, "
         "the burn alerts that fired and where latency went, and write config, database, generated rules, "
-        "dashboards and the weekly report into the output folder.",
+        "dashboards and the weekly report into the output folder. An output folder that exists is kept: "
+        "the demo refuses it unless --replace is given. --serve starts the simulators of an earlier "
+        "demo's output again, on the ports its demo-config.yaml names, for m3mon run -c that file.",
     )
     p.add_argument("--config", type=Path, default=EXAMPLE, help="example config to derive the demo from")
-    p.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder (replaced)")
+    p.add_argument("--out", type=Path, default=Path("demo-out"), help="output folder (default demo-out)")
+    p.add_argument("--replace", action="store_true", help="delete an existing output folder and write anew")
+    p.add_argument("--serve", action="store_true", help="serve the simulators of the demo in --out until "
+                   "Ctrl-C (for m3mon run -c OUT/demo-config.yaml), instead of running the demo")  # fmt: skip
     p.add_argument("--scale", type=float, default=1.0, help="multiply every phase's length (e.g. 0.3)")
     p.add_argument("--history", type=float, default=DEFAULT_HISTORY_DAYS, metavar="DAYS",
                    help="days of generated history before the live phases (0: none; default 14)")  # fmt: skip
@@ -29,7 +34,18 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.errors import UsageError
+
+    out: Path = args.out.resolve()
+    if args.serve:
+        from monitor.demo.serve import serve_demo
+
+        serve_demo(out)
+        return 0
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not args.replace:
+        raise UsageError(f"{args.out} holds earlier output, kept; pass --replace to overwrite it, "
+                         "or --out to write elsewhere")  # fmt: skip
     from monitor.demo.story import run_demo
 
-    run_demo(args.config, args.out.resolve(), args.scale, args.history)
+    run_demo(args.config, out, args.scale, args.history)
     return 0

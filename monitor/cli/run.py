@@ -52,15 +52,23 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from monitor.service.logs import configure, unconfigure
+
+    configure(args.log_format)
+    try:
+        return _serve(args)
+    finally:
+        unconfigure()
+
+
+def _serve(args: argparse.Namespace) -> int:
     from monitor.cli.failures import EXIT_INTERRUPTED
     from monitor.fleet.role import fleet_role
     from monitor.model import load_model
-    from monitor.service.logs import configure
     from monitor.service.reload import load_web
     from monitor.service.service import Service
     from monitor.web.config import check_exposure
 
-    configure(args.log_format)
     model = load_model(args.config)
     if args.listen:
         model = dataclasses.replace(model, exporter_listen=_listen(args.listen))

@@ -17,12 +17,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from monitor.demo import DEFAULT_HISTORY_DAYS
+from monitor.demo.compact import compact
 from monitor.demo.config import demo_config, demo_database, write_demo_config
 from monitor.demo.history import NO_SPANS, history_end, planned_upgrade, write_demo_history
-from monitor.demo.summary import print_summary, progress_line
+from monitor.demo.summary import print_summary, progress_line, report_period
 from monitor.model import Model, load_model
 from monitor.service.service import Service
 from monitor.sim.harness import SimHandle, running_simulator
@@ -65,14 +67,17 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _simulators(example: Path, otlp: str) -> Iterator[dict[str, SimHandle]]:
-    """One simulator per endpoint of the example config, sized like its pool, exporting spans to
-    ``otlp`` (the monitor's ``/v1/traces``) except the pools in :data:`NO_SPANS`."""
-    model = load_model(example)
+def simulators(
+    model: Model, otlp: str, ports: dict[str, int] | None = None
+) -> Iterator[dict[str, SimHandle]]:
+    """One simulator per endpoint of ``model``, sized like its pool, exporting spans to ``otlp``
+    (the monitor's ``/v1/traces``) except the pools in :data:`NO_SPANS`; each on its port in
+    ``ports`` (OSError if taken), else on a free one."""
     with ExitStack() as stack:
         sims = {
             ep.name: stack.enter_context(
                 running_simulator(
+                    port=(ports or {}).get(ep.name, 0),
                     max_model_len=ep.deployment.max_model_len or 131072,
                     seed=i,
                     otlp_traces_endpoint=None if ep.name in NO_SPANS else otlp,
@@ -121,12 +126,12 @@ def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = DEFA
     # The scheduler's "skipped: maximum number of running instances" notes are expected when a
     # probe round outlasts its interval during the incident; keep the story readable.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
-    if out.exists():
+    if out.exists():  # the command line refused an earlier output unless --replace was given
         shutil.rmtree(out)
     demo_database(out).parent.mkdir(parents=True)
     print(f"m3mon demo: output folder {out}")
     port = _free_port()
-    with _simulators(example, f"http://127.0.0.1:{port}") as sims:
+    with simulators(load_model(example), f"http://127.0.0.1:{port}") as sims:
         cfg = demo_config(example, out, {n: s.base_url for n, s in sims.items()}, port)
         end = history_end()
         if history > 0:
@@ -146,5 +151,7 @@ def run_demo(example: Path, out: Path, scale: float = 1.0, history: float = DEFA
             start = hist.scenario.start
         service = Service(model, send_reports=False, evaluation_step=DEMO_EVALUATION_STEP)
         done = asyncio.run(_drive(service, sims, scale))
+    period = report_period(start, datetime.now(UTC))
+    print(compact(model.storage.url, period.start.timestamp()).line(), flush=True)
     print_summary(model, out, done, start)
     return model

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from monitor.demo.serve import restart_hint
 from monitor.model import Model
 from monitor.report.data import Period
 from monitor.slo import numbers
@@ -157,7 +158,9 @@ def print_summary(
     print("\n".join(story))
     print("\n== Output")
     print(f"  everything is in {out}:")
-    print(f"    {out / 'demo-config.yaml'}  (reuse with: m3mon run -c {out / 'demo-config.yaml'})")
+    print(f"    {out / 'demo-config.yaml'}")
     print(f"    {model.storage.url}")
     for path in written:
         print(f"    {path}")
+    print("\n== Watch it again")
+    print("\n".join(restart_hint(out, model.exporter_listen)))

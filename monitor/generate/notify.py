@@ -10,7 +10,11 @@ and vmalert's ``query`` template function, read when the alert is sent):
 * ``exhaustion`` — at the burn of the last hour, how long the rest of the budget lasts;
 * ``endpoints`` — the endpoints with bad events over the first row's long window, with their
   count (at most :data:`TOP_ENDPOINTS`; from the SLO's per-target cumulative records);
-* ``dashboard`` — the SLO dashboard of the class in Grafana (``alerting.grafana_url``).
+* ``dashboard`` — the SLO dashboard of the class in Grafana (``alerting.grafana_url``);
+* ``requests`` — the bad requests behind it (failed first, then the slowest of the last 15 min,
+  up to 3): trace id, endpoint, outcome, the SLI's value and where the time went, and a trace link
+  with ``alerting.trace_url`` (the monitor's ``m3mon_slo_request_info``, published while the SLO's
+  1h window holds bad events; ``m3mon traces --slo`` lists more).
 
 An annotation is a sequence of :data:`Part` s, so the Go template the rule carries and the text a
 test expects from the store's numbers (:func:`render`) come from one description. Numbers are
@@ -36,7 +40,7 @@ NO_DATA = "no data"
 #: What a number reports: ("burn", window), ("budget",), ("exhaustion", window), ("endpoints", window).
 Key = tuple[str, ...]
 #: The values a rendered annotation shows, by key (endpoints: (endpoint, bad events) pairs).
-Figures = Mapping[Key, "float | tuple[tuple[str, float], ...] | None"]
+Figures = Mapping[Key, "float | tuple[tuple[str, float], ...] | tuple[RequestFigure, ...] | None"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,17 @@ class Endpoints:
     query: str
 
 
-Part = str | Number | Endpoints
+@dataclass(frozen=True)
+class Requests:
+    """Every series of ``query`` (one per request, value = rank): ``trace (endpoint outcome: stages)``."""
+
+    key: Key
+    query: str
+
+
+Part = str | Number | Endpoints | Requests
+#: A request as the notification shows it: (trace id, endpoint, outcome, stages, link).
+RequestFigure = tuple[str, str, str, str, str]
 
 
 def template(parts: Sequence[Part]) -> str:
@@ -69,6 +83,11 @@ def template(parts: Sequence[Part]) -> str:
             out.append(f"{{{{ with query `{p.query}` }}}}{shown}{{{{ else }}}}{NO_DATA}{{{{ end }}}}")
         elif isinstance(p, Endpoints):
             each = '{{ if $i }}, {{ end }}{{ $s.Labels.endpoint }} {{ printf "%.0f" $s.Value }}'
+            out.append(f"{{{{ range $i, $s := query `{p.query}` }}}}{each}{{{{ else }}}}none{{{{ end }}}}")
+        elif isinstance(p, Requests):
+            each = ("{{ if $i }}; {{ end }}{{ $s.Labels.trace_id }} ({{ $s.Labels.endpoint }} "
+                    "{{ $s.Labels.outcome }}: {{ $s.Labels.stages }}){{ if $s.Labels.link }} "
+                    "{{ $s.Labels.link }}{{ end }}")  # fmt: skip
             out.append(f"{{{{ range $i, $s := query `{p.query}` }}}}{each}{{{{ else }}}}none{{{{ end }}}}")
         else:
             out.append(p)
@@ -92,7 +111,12 @@ def render(parts: Sequence[Part], figures: Figures) -> str:
         elif isinstance(p, Endpoints):
             pairs = figures.get(p.key) or ()
             assert isinstance(pairs, tuple)
-            out.append(", ".join(f"{name} {count:.0f}" for name, count in pairs) or "none")
+            out.append(", ".join(f"{name} {count:.0f}" for name, count in pairs) or "none")  # type: ignore[misc]
+        elif isinstance(p, Requests):
+            found = figures.get(p.key) or ()
+            assert isinstance(found, tuple)
+            shown = [f"{t} ({e} {o}: {st})" + (f" {link}" if link else "") for t, e, o, st, link in found]  # type: ignore[misc]
+            out.append("; ".join(shown) or "none")
         else:
             out.append(p)
     return "".join(out)
@@ -156,4 +180,15 @@ def burn_annotations(model: Model, slo: SLO, severity: str, exhaustion_expr: str
         "exhaustion": exhaustion(slo, exhaustion_expr),
         "endpoints": endpoints(slo, severity),
         "dashboard": [dashboard(model, slo)],
+        "requests": requests(model, slo),
     }
+
+
+def requests_query(model: Model, slo: SLO) -> str:
+    """The bad requests the monitor publishes for ``slo``, worst (rank 1) first."""
+    sel = q.monitor_selector(model.alerting, **{cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name})
+    return f"sort({cv.SLO_REQUEST_INFO}{sel})"
+
+
+def requests(model: Model, slo: SLO) -> list[Part]:
+    return [Requests(("requests",), requests_query(model, slo))]

@@ -65,7 +65,13 @@ class GpuScrapes:
         except ScrapeError as exc:
             self.metrics.failed(endpoint.name)
             self.signals.pop(endpoint.name, None)
-            log.warning("GPU scrape %s (%s) failed: %s", endpoint.name, gpu.url, exc)
+            log.warning(
+                "GPU scrape %s (%s) failed: %s",
+                endpoint.name,
+                gpu.url,
+                exc,
+                extra={"kind": "gpu_scrape_failed"},
+            )
             return None
         finally:
             ready.set()

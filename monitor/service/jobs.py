@@ -32,6 +32,7 @@ from monitor.probes.tracing import is_probe_trace
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
+from monitor.service import request_metrics
 from monitor.service.drift_watch import DriftWatch
 from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
@@ -60,6 +61,10 @@ FINGERPRINT_EVERY = 20
 #: evaluation steps, if that is shorter) gives up the evaluator lock.
 LOCK_GIVE_UP = 30.0
 LOCK_GIVE_UP_STEPS = 3
+#: An SLO's requests are published while its last evaluation's 1h window holds bad events; the
+#: requests are the bad ones of the last 15 min (the burn page's short windows fit inside it).
+REQUESTS_BURNING_WINDOW = "1h"
+REQUESTS_WINDOW = 900.0
 
 
 class Skipped:
@@ -117,6 +122,8 @@ class Jobs:
         #: judges received spans for the ``source: traffic`` SLOs (its tenant labels live as long)
         self.traffic = TrafficJudge(model)
         self.traffic_at = -math.inf  # arrival time of the last batch's traffic slices
+        #: SLOs whose last evaluation holds bad events in its 1h window: their requests are published
+        self.burning: set[str] = set()
 
     def apply(self, model: Model) -> None:
         """Use a reloaded model from the next run on; forget readings of endpoints that changed."""
@@ -172,7 +179,7 @@ class Jobs:
             reading, signals = await collect(endpoint, self.client, self.readings.get(endpoint.name))
         except ScrapeError as exc:
             self.exporter.scrape.observe(endpoint.name, time.monotonic() - started, exc.reason)
-            log.warning("scrape %s failed: %s", endpoint.name, exc)
+            log.warning("scrape %s failed: %s", endpoint.name, exc, extra={"kind": "scrape_failed"})
             return None
         self.exporter.scrape.observe(endpoint.name, time.monotonic() - started)
         first = endpoint.name not in self.readings
@@ -196,7 +203,7 @@ class Jobs:
         fp = fp.with_gpu(self.gpu.readings.get(endpoint.name))
         self.exporter.scrape.set_fingerprint(endpoint.name, fp)
         for warning in fp.warnings:
-            log.warning("%s: %s", endpoint.name, warning)
+            log.warning("%s: %s", endpoint.name, warning, extra={"kind": "fingerprint"})
         stored = DeploymentFingerprint.observed(fp, endpoint.deployment)
         await self.write(deployment_op(endpoint.name, stored, self.clock()))
 
@@ -251,7 +258,21 @@ class Jobs:
         for v in found:
             self.verdicts[v.request_class] = v
             self.exporter.bottleneck.publish(v)
+        self._publish_requests()
         return found
+
+    def _publish_requests(self) -> None:
+        """The bad requests behind each burning SLO (:mod:`monitor.service.request_metrics`)."""
+        from monitor.report.collect_requests import requests_behind
+
+        now, burning = self.clock(), [s for s in self.model.slos if s.id in self.burning]
+        with self.store.session() as session:
+            for slo in burning:
+                found = requests_behind(self.model, session, slo, now, REQUESTS_WINDOW, request_metrics.TOP)
+                self.exporter.requests.publish(
+                    slo, [r for r in found if r.bad], self.model.alerting.trace_link
+                )
+        self.exporter.requests.forget_others({s.id for s in burning})
 
     def _withdraw(self) -> None:
         for cls in list(self.verdicts):
@@ -327,6 +348,11 @@ class Jobs:
             fresh = [e for e in done if e.evaluated_at >= self.published.get(e.slo_id, -math.inf)]
         for e in fresh:
             self.published[e.slo_id] = max(e.evaluated_at, self.published.get(e.slo_id, -math.inf))
+            hour = e.window(REQUESTS_BURNING_WINDOW)
+            if hour is not None and hour.total > hour.good:
+                self.burning.add(e.slo_id)
+            else:
+                self.burning.discard(e.slo_id)
         self.exporter.slo.update(fresh)
 
     def _cannot_write(self) -> None:

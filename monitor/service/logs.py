@@ -4,6 +4,11 @@
 ``logger``, ``msg`` and, when an exception is logged, ``exc`` (the traceback as one string);
 ``logfmt`` writes the same keys as ``key=value`` pairs, quoting values with spaces, quotes or
 ``=``. uvicorn's loggers propagate to the root logger, so they use the same format.
+
+:func:`configure` also installs :data:`monitor.service.repeats.REPEATS` on every handler (a
+repeated warning is logged once, then counted) and lets the lines that say where the service
+listens, that it stopped, and that a repeated warning stopped through at the default
+``--log-level WARNING`` (they are INFO lines; ``--log-level ERROR`` hides them).
 """
 
 from __future__ import annotations
@@ -11,6 +16,12 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
+
+from monitor.service.repeats import REPEATS
+from monitor.service.repeats import log as repeats_log
+
+#: The logger of the start and stop lines of ``m3mon run``.
+LIFECYCLE = "monitor.service.lifecycle"
 
 FORMATS = ("plain", "logfmt", "json")
 PLAIN = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -54,9 +65,25 @@ def formatter(name: str) -> logging.Formatter:
 
 
 def configure(name: str) -> None:
-    """Use format ``name`` on every handler of the root logger (adding one if there is none)."""
+    """Use format ``name`` on every handler of the root logger (adding one if there is none),
+    hold repeated warnings back on each, and show the service's own notes (see above)."""
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.StreamHandler())
     for handler in root.handlers:
         handler.setFormatter(formatter(name))
+        if REPEATS not in handler.filters:  # first: it keys on the template, before redaction renders it
+            handler.filters.insert(0, REPEATS)
+    if logging.INFO < root.getEffectiveLevel() <= logging.WARNING:
+        for notes in (logging.getLogger(LIFECYCLE), repeats_log):
+            notes.setLevel(logging.INFO)
+
+
+def unconfigure() -> None:
+    """Undo :func:`configure`'s filter and notes (the format stays): when ``m3mon run`` returns
+    inside a longer-lived process (the CLI called in-process), its logging is left as it was."""
+    for handler in logging.getLogger().handlers:
+        if REPEATS in handler.filters:
+            handler.removeFilter(REPEATS)
+    for notes in (logging.getLogger(LIFECYCLE), repeats_log):
+        notes.setLevel(logging.NOTSET)

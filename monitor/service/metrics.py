@@ -7,7 +7,9 @@
 * ``m3mon_job_cpu_seconds_total{kind}``: CPU seconds by kind of work (:mod:`monitor.service.cpu`);
 * ``m3mon_receiver_rejected_total{receiver,reason}``: requests refused before anything was
   stored (unauthorized, too_large, invalid, unsupported);
-* ``m3mon_config_reloads_total{result}``.
+* ``m3mon_config_reloads_total{result}``;
+* ``m3mon_log_warnings_total{logger,kind}`` and ``m3mon_log_warnings_suppressed_total{logger,kind}``
+  (:mod:`monitor.service.repeats`).
 
 Every series of a planned task and every (receiver, reason) exists at 0 from the start, so
 ``increase()`` sees the first failure; :meth:`ServiceMetrics.plan` drops the series of tasks a
@@ -22,6 +24,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from monitor import conventions as cv
 from monitor.service.cpu import JobCPU
+from monitor.service.repeats import REPEATS, RepeatCollector
 
 RELOAD_RESULTS = ("success", "failure")
 
@@ -58,6 +61,7 @@ class ServiceMetrics:
         for result in RELOAD_RESULTS:
             self.reloads.labels(result)
         self.tasks: set[str] = set()
+        registry.register(RepeatCollector(REPEATS))
 
     def plan(self, tasks: Iterable[str]) -> None:
         """Create the series of ``tasks`` at 0 and remove those of tasks no longer scheduled."""

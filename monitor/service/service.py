@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import socket
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -29,7 +30,10 @@ from monitor.model import Model
 from monitor.service import reload as reloading
 from monitor.service.http import make_app
 from monitor.service.jobs import Jobs
+from monitor.service.logs import LIFECYCLE
 from monitor.service.readiness import Readiness, readiness
+from monitor.service.repeats import REPEATS
+from monitor.service.runbooks import PREFIX as RUNBOOKS
 from monitor.service.schedule import Tracked, new_scheduler, plan
 from monitor.slo.due import STEP
 from monitor.store import Store, failures
@@ -38,6 +42,8 @@ from monitor.web.auth import BasicAuth
 from monitor.web.config import check_exposure
 
 log = logging.getLogger(__name__)
+#: The start and stop lines (shown at the default log level: monitor.service.logs).
+lifecycle = logging.getLogger(LIFECYCLE)
 
 #: How often due SLO evaluations are computed (the evaluator aligns them to its own step).
 EVALUATE_EVERY = 15.0
@@ -184,7 +190,11 @@ class Service:
                         "credentials clients send are not verified")  # fmt: skip
         for e in self.model.keys_unset():
             log.warning("%s", e.key_unset())
-        log.info("m3mon running: exporter on %s://%s/metrics", scheme, self.model.exporter_listen)
+        base = f"{scheme}://{self.model.exporter_listen}"
+        lifecycle.info("m3mon running: exporter on %s/metrics, OTLP trace receiver on %s/v1/traces, "
+                       "Alertmanager receiver on %s/alertmanager, runbooks on %s%s/; config %s; store %s",
+                       base, base, base, base, RUNBOOKS, os.path.abspath(self.model.source),
+                       display_url(self.store.url))  # fmt: skip
 
     def _on_stop_signal(self, sig: signal.Signals) -> None:
         self.stopped_by = sig
@@ -209,10 +219,19 @@ class Service:
         with suppress(NotImplementedError, RuntimeError, AttributeError):
             loop.add_signal_handler(signal.SIGHUP, self._on_sighup)
         uninstall = self.exporter.service.cpu.install(loop)
+        started = time.monotonic()
         try:
             await self._run(sock, duration)
+        except BaseException as exc:
+            why = f"on an error: {exc}" if isinstance(exc, Exception) else f"({type(exc).__name__})"
+            lifecycle.error("m3mon stopped %s, after %.0f s", why, time.monotonic() - started)
+            raise
         finally:
             uninstall()
+        why = (self.stopped_by.name if self.stopped_by is not None
+               else "asked to stop" if duration is None or self.stopping.is_set()
+               else f"--duration {duration:g} s elapsed")  # fmt: skip
+        lifecycle.info("m3mon stopped (%s) after %.0f s", why, time.monotonic() - started)
 
     async def _run(self, sock: socket.socket, duration: float | None) -> None:
         assert self.server is not None
@@ -221,9 +240,12 @@ class Service:
         self.scheduler.start()
         server_task = asyncio.create_task(self.server.serve(sockets=[sock]))
         self._announce()
+        sweeper = asyncio.create_task(_sweep_repeats())
         with suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), timeout=duration)
+        sweeper.cancel()
         await self.shutdown(server_task)
+        REPEATS.flush()
 
     async def shutdown(self, server_task: asyncio.Task[None]) -> None:
         log.info("m3mon stopping")
@@ -241,6 +263,13 @@ class Service:
         if self.fleet is not None:
             self.fleet.lock.release()
         self.store.close()
+
+
+async def _sweep_repeats(every: float = 1.0) -> None:
+    """Say when a repeated warning stopped (:meth:`monitor.service.repeats.RepeatFilter.sweep`)."""
+    while True:
+        await asyncio.sleep(every)
+        REPEATS.sweep()
 
 
 class _QuietServer(uvicorn.Server):

@@ -69,15 +69,20 @@ class SimHandle:
 
 @contextmanager
 def running_simulator(
-    config: SimConfig | None = None, *, stop_timeout: float = 10.0, **overrides: Any
+    config: SimConfig | None = None, *, stop_timeout: float = 10.0, port: int = 0, **overrides: Any
 ) -> Iterator[SimHandle]:
-    """Start a simulator on a free 127.0.0.1 port, yield its handle, always stop it."""
+    """Start a simulator on 127.0.0.1 at ``port`` (0: a free one), yield its handle, always stop it.
+    A taken ``port`` raises OSError before anything starts."""
     if isinstance(overrides.get("faults"), dict | str):
         overrides["faults"] = parse_faults(overrides["faults"])
     cfg = (config or SimConfig()).with_overrides(host="127.0.0.1", **overrides)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
     port = int(sock.getsockname()[1])
     cfg = cfg.with_overrides(port=port)
     ready = threading.Event()

@@ -144,6 +144,7 @@ def _server_counts(slo: SLO, signals: Signals) -> tuple[float, float, bool] | No
             rule.threshold,
             name,
             signals.endpoint,
+            extra={"kind": "threshold_not_bucket_edge"},
         )
         return None
     return good, count, exact

@@ -278,8 +278,8 @@ def running_stack(
     port: int | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Iterator[Stack]:
-    """Start the stack (see module docstring); ``alerting=False`` skips Prometheus and Alertmanager.
-    ``port``: the monitor's (e.g. a simulator's OTLP target, chosen before the stack starts);
+    """Start the stack (see module docstring); ``alerting=False`` skips Prometheus and Alertmanager;
+    ``port``: the monitor's (e.g. a simulator started first exports its spans there);
     ``extra``: more top-level configuration sections (e.g. ``traffic``)."""
     prometheus = require_binary("prometheus", "/usr/bin/prometheus") if alerting else ""
     am_bin = require_binary("prometheus-alertmanager", "/usr/bin/prometheus-alertmanager") if alerting else ""
