@@ -104,8 +104,12 @@ class SLOSpec(_Strict):
     threshold: Latency | None = None
     objective: float = Field(gt=0, lt=100)
     period: Duration = 30 * 86400.0
-    source: Literal["probes", "server"] = "probes"
+    source: Literal["probes", "server", "traffic"] = "probes"
     description: str = ""
+    #: ``source: traffic`` only: one SLO per tenant named here (``traffic.tenants`` or ``other``),
+    #: named ``<name>.<tenant>``; and per priority band (``traffic.priority_bands``).
+    tenants: list[Name] = []
+    priorities: list[Name] = []
     #: Valid events a burn alert's long window must hold before it may fire (default: derived).
     min_events: int | None = Field(default=None, ge=1)
     #: Ticket when the budget would run out within this long at the current burn (1h and 1d windows).
@@ -130,6 +134,58 @@ class SLOSpec(_Strict):
             raise ValueError(f"sli {self.sli} takes no threshold")
         if self.source == "server" and self.sli in PROBE_ONLY_SLIS:
             raise ValueError(f"{self.sli} can only come from probes (source: probes)")
+        if self.source == "traffic" and self.sli != "goodput":
+            raise ValueError(f"source: traffic measures goodput only, not {self.sli}")
+        if self.source != "traffic" and (self.tenants or self.priorities):
+            raise ValueError("tenants and priorities need source: traffic")
+        for what, names in (("tenants", self.tenants), ("priorities", self.priorities)):
+            if len(set(names)) != len(names):
+                raise ValueError(f"{what}: a name is listed twice")
+        return self
+
+
+class PriorityBandSpec(_Strict):
+    """A band of request priorities: every priority up to ``up_to`` above the previous band's
+    (vLLM: a lower value is served first); the last band may leave ``up_to`` out (unbounded)."""
+
+    name: Name
+    up_to: float | None = None
+
+
+class TrafficSpec(_Strict):
+    """Real traffic's tenants and priorities (docs/traces.md "Tenants and priorities")."""
+
+    #: Span attributes naming the tenant, the first one present wins (a gateway's tenant, the
+    #: OpenAI ``user`` field a gateway copies).
+    tenant_attributes: list[Annotated[str, Field(min_length=1, max_length=200)]] = ["tenant.id", "user.id"]
+    #: Span attribute holding the request's priority (vLLM's ``priority``, set by a gateway).
+    priority_attribute: str = Field(default="vllm.request.priority", min_length=1, max_length=200)
+    #: The priority of a request whose span has none (vLLM's default priority is 0).
+    default_priority: float = 0.0
+    #: Tenants that always have a label (and may have SLOs) of their own.
+    tenants: list[Name] = []
+    #: Besides those, up to this many of the busiest tenants get a label of their own.
+    top_tenants: int = Field(default=0, ge=0, le=1000)
+    #: Requests a tenant must have sent before it may take one of the ``top_tenants`` labels.
+    min_tenant_requests: int = Field(default=100, ge=1)
+    #: Priority bands, ascending ``up_to``; none: every request is in band ``all``.
+    priority_bands: list[PriorityBandSpec] = []
+
+    @model_validator(mode="after")
+    def _check(self) -> TrafficSpec:
+        if "other" in self.tenants:
+            raise ValueError("tenants: 'other' is every tenant without a label of its own, not a tenant")
+        if len(set(self.tenants)) != len(self.tenants):
+            raise ValueError("tenants: a tenant is listed twice")
+        names = [b.name for b in self.priority_bands]
+        if len(set(names)) != len(names):
+            raise ValueError("priority_bands: a band name is used twice")
+        bounds = [b.up_to for b in self.priority_bands]
+        if any(b is None for b in bounds[:-1]):
+            raise ValueError("priority_bands: only the last band may leave up_to out")
+        finite = [b for b in bounds if b is not None]
+        if finite != sorted(set(finite)):
+            raise ValueError("priority_bands: up_to must rise from band to band")
         return self
 
 
@@ -185,7 +241,7 @@ class RequestClassSpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> RequestClassSpec:
-        names = [s.name for s in self.slos]
+        names = [n for s in self.slos for n in traffic_slo_names(s)]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate SLO names: {', '.join(dupes)}")
@@ -342,6 +398,7 @@ class ConfigSpec(_Strict):
     alerting: AlertingSpec = AlertingSpec()
     report: ReportSpec = ReportSpec()
     fleet: FleetSpec = FleetSpec()
+    traffic: TrafficSpec = TrafficSpec()
     maintenance: list[MaintenanceSpec] = []
     #: A file of more windows (docs/maintenance.md), read with the config and on every reload.
     maintenance_file: str | None = None
@@ -379,6 +436,7 @@ def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
     if creds and creds.ca_file and not spec.alerting.monitor_receiver_url.startswith("https://"):
         problems.append((("alerting", "monitor_receiver_url"), "exporter.credentials.ca_file is set (the "
                          "monitor serves TLS), so this must be an https:// URL"))  # fmt: skip
+    problems += _traffic_problems(spec)
     served = {c for ep in spec.endpoints for c in ep.classes}
     for i, rc in enumerate(spec.request_classes):
         if rc.name not in served:
@@ -388,6 +446,31 @@ def _cross_check(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
             (("maintenance", *loc), msg) for loc, msg in maintenance_problems(spec.maintenance, spec.served())
         ]
     return problems
+
+
+def _traffic_problems(spec: ConfigSpec) -> list[tuple[tuple[str | int, ...], str]]:
+    """Traffic SLOs naming a tenant or band the ``traffic`` section does not have."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    tenants = [*spec.traffic.tenants, "other"]
+    bands = [b.name for b in spec.traffic.priority_bands] or ["all"]
+    for i, rc in enumerate(spec.request_classes):
+        for j, slo in enumerate(rc.slos):
+            at: tuple[str | int, ...] = ("request_classes", i, "slos", j)
+            for k, t in enumerate(slo.tenants):
+                if t not in tenants:
+                    problems.append(((*at, "tenants", k), f"tenant {t!r} is not in traffic.tenants "
+                                     f"({', '.join(tenants)})"))  # fmt: skip
+            for k, b in enumerate(slo.priorities):
+                if b not in bands:
+                    problems.append(((*at, "priorities", k), f"priority band {b!r} is not in "
+                                     f"traffic.priority_bands ({', '.join(bands)})"))  # fmt: skip
+    return problems
+
+
+def traffic_slo_names(slo: SLOSpec) -> list[str]:
+    """The SLO names one spec declares: ``name``, or ``name.<tenant>[.<band>]`` per scope."""
+    scopes = [(t, b) for t in slo.tenants or [""] for b in slo.priorities or [""]]
+    return [".".join(p for p in (slo.name, t, b) if p) for t, b in scopes]
 
 
 def parse_config(text: str, source: str = "<config>") -> ConfigSpec:

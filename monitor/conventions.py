@@ -461,6 +461,24 @@ OTLP_STORED: Final = "stored"
 OTLP_IGNORED: Final = "ignored"
 OTLP_REJECTED: Final = "rejected"
 
+#: Real requests (server spans in no probe's trace) judged against their class's goodput limits
+#: (the ``goodput`` SLI with ``source: traffic``; docs/slo-events.md, "Goodput of real traffic").
+TRAFFIC_TOTAL: Final = "m3mon_traffic_requests_total"
+L_TENANT: Final = "tenant"
+L_PRIORITY: Final = "priority"
+TRAFFIC_LABELS: Final = (L_ENDPOINT, L_CLASS, L_TENANT, L_PRIORITY, L_GOOD)
+#: Tenant label value of every tenant that has no label of its own (and of requests naming none).
+TENANT_OTHER: Final = "other"
+#: Real requests no class could be given, by why (they are no event of any traffic SLO).
+TRAFFIC_UNROUTED: Final = "m3mon_traffic_unrouted_total"
+#: Requests whose tenant was folded into ``other``; distinct tenant ids folded (counted up to
+#: TENANTS_FOLDED_COUNTED); the tenant label values in use and their cap (docs/traces.md "Tenants").
+TRAFFIC_FOLDED_REQUESTS: Final = "m3mon_traffic_folded_requests_total"
+TRAFFIC_TENANTS_FOLDED: Final = "m3mon_traffic_tenants_folded"
+TRAFFIC_TENANT_LABELS: Final = "m3mon_traffic_tenant_labels"
+TRAFFIC_TENANT_CAP: Final = "m3mon_traffic_tenant_cap"
+TENANTS_FOLDED_COUNTED: Final = 100_000
+
 # --- fleet mode (monitor/fleet, docs/fleet.md) -------------------------------------------------
 
 #: 1 on the replica that holds the fleet's evaluator lock, else 0.

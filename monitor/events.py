@@ -136,8 +136,19 @@ SERVER_AVAILABILITY = CounterEvents(
 )
 
 
+def traffic_goodput(slo: SLO) -> CounterEvents:
+    """Goodput of real traffic: every real request of the SLO's tenant and priority band (all of
+    them when it names none) is an event; bad unless it met every latency limit of its class
+    (:mod:`monitor.slo.span_goodput` decides the ``good`` label)."""
+    scope = [Match(cv.L_TENANT, (slo.tenant,))] if slo.tenant is not None else []
+    scope += [Match(cv.L_PRIORITY, (slo.priority,))] if slo.priority is not None else []
+    return CounterEvents(cv.TRAFFIC_TOTAL, valid=tuple(scope), bad=(Match(cv.L_GOOD, (GOOD_FALSE,)),))
+
+
 def definition(slo: SLO) -> Definition:
     """The events of ``slo``: which metric, which series are valid, which are bad."""
+    if slo.source == "traffic":
+        return traffic_goodput(slo)
     if slo.sli == "availability":
         return PROBE_AVAILABILITY if slo.source == "probes" else SERVER_AVAILABILITY
     if slo.sli == "correctness":
@@ -167,3 +178,9 @@ def probe_labels(reason: str | None, good: bool | None = None) -> dict[str, str]
     if good is not None:
         labels[cv.L_GOOD] = GOOD_TRUE if good else GOOD_FALSE
     return labels
+
+
+def traffic_labels(tenant: str, priority: str, good: bool) -> dict[str, str]:
+    """The labels of one real request's ``m3mon_traffic_requests_total`` increment (beside its
+    endpoint and class)."""
+    return {cv.L_TENANT: tenant, cv.L_PRIORITY: priority, cv.L_GOOD: GOOD_TRUE if good else GOOD_FALSE}

@@ -11,6 +11,8 @@ Prometheus scrapes vLLM itself.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -24,7 +26,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.openmetrics import exposition as openmetrics
 
 from monitor.bottleneck.metrics import BottleneckMetrics
-from monitor.conventions import HEALTH_UP, L_ENDPOINT
+from monitor.conventions import HEALTH_UP, L_ENDPOINT, TENANT_OTHER
 from monitor.maintenance.metrics import MaintenanceCollector
 from monitor.model import Model
 from monitor.probes.genai_metrics import GenAIMetrics
@@ -36,7 +38,7 @@ from monitor.service.request_metrics import RequestMetrics
 from monitor.slo.metrics import SLOMetrics
 from monitor.slo.probe_goodput import judge
 from monitor.store.metrics import StoreMetrics
-from monitor.traces.metrics import TraceMetrics
+from monitor.traces.metrics import TraceMetrics, TrafficMetrics
 
 
 class Exporter:
@@ -58,6 +60,8 @@ class Exporter:
         self.slo = SLOMetrics(self.registry)
         self.store = StoreMetrics(self.registry)
         self.traces = TraceMetrics(self.registry)
+        self.traffic = TrafficMetrics(self.registry)
+        self.traffic.prepare(traffic_series(model))
         self.service = ServiceMetrics(self.registry)
         self.bottleneck = BottleneckMetrics(self.registry)
         self.requests = RequestMetrics(self.registry)
@@ -87,6 +91,7 @@ class Exporter:
                 self.genai.shutdown()
             self.genai = GenAIMetrics.for_model(model)
         self.probes.genai = self.genai
+        self.traffic.prepare(traffic_series(model))
         for gone in {e.name for e in old.endpoints} - {e.name for e in model.endpoints}:
             gauges = (self.health_up, self.scrape.success, self.gpu.success, self.gpu.eviction_before_reuse)
             for gauge in gauges:
@@ -117,6 +122,17 @@ class Exporter:
             text: bytes = openmetrics.generate_latest(self.registry)  # type: ignore[no-untyped-call]
             return text, openmetrics.CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def traffic_series(model: Model) -> Iterator[tuple[str, str, str, str]]:
+    """The (endpoint, class, tenant, band) series of real traffic the SLOs of ``model`` read: every
+    named tenant and ``other``, every band, of each class with a ``source: traffic`` SLO."""
+    classes = {s.request_class for s in model.slos if s.source == "traffic"}
+    tenants = (*model.traffic.tenants, TENANT_OTHER)
+    bands = tuple(b for b, _ in model.traffic.priority_bands) or (model.traffic.band(None),)
+    for e in model.endpoints:
+        for cls in (c for c in e.classes if c in classes):
+            yield from ((e.name, cls, t, b) for t in tenants for b in bands)
 
 
 def _children(gauge: Gauge) -> set[tuple[str, ...]]:

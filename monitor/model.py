@@ -96,6 +96,8 @@ class SLO:
     min_events: int | None = None  # override of the burn alerts' minimum-events guard
     exhaustion_within: float | None = None  # seconds: ticket when the budget runs out sooner
     page_within: float | None = None  # seconds: a total outage pages within this long
+    tenant: str | None = None  # source "traffic": only this tenant's requests (None: all)
+    priority: str | None = None  # source "traffic": only this priority band's requests (None: all)
 
     @property
     def id(self) -> str:
@@ -106,6 +108,11 @@ class SLO:
         """Allowed error ratio: 1 − objective, rounded to 12 decimals so 99.9 % is exactly the
         0.001 the rules write (1 − 0.999 is 0.0009999999999998899 in binary floating point)."""
         return round(1.0 - self.objective, 12)
+
+    @property
+    def from_monitor(self) -> bool:
+        """Whether its events are the monitor's own counters (probes, real traffic's spans), not vLLM's."""
+        return self.source in ("probes", "traffic")
 
     @property
     def is_latency(self) -> bool:
@@ -140,6 +147,36 @@ class ProbePlan:
     tool_delay: float
     agent_rounds: int
     retry: RetryPolicy = RetryPolicy()
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Where real requests' tenant and priority come from, and which tenants keep their own label.
+
+    At most :attr:`tenant_cap` tenant label values exist: the named ``tenants``, up to
+    ``top_tenants`` of the busiest others, and ``other`` for the rest.
+    """
+
+    tenant_attributes: tuple[str, ...] = ("tenant.id", "user.id")
+    priority_attribute: str = "vllm.request.priority"
+    default_priority: float = 0.0
+    tenants: tuple[str, ...] = ()
+    top_tenants: int = 0
+    min_tenant_requests: int = 100
+    #: (band, highest priority in it; None: unbounded), ascending; () is one band, ``all``.
+    priority_bands: tuple[tuple[str, float | None], ...] = ()
+
+    @property
+    def tenant_cap(self) -> int:
+        return len(self.tenants) + self.top_tenants + 1
+
+    def band(self, priority: float | None) -> str:
+        """The band of a request with ``priority`` (None: the default priority)."""
+        value = self.default_priority if priority is None else priority
+        for name, up_to in self.priority_bands:
+            if up_to is None or value <= up_to:
+                return name
+        return self.priority_bands[-1][0] if self.priority_bands else "all"
 
 
 @dataclass(frozen=True)
@@ -260,6 +297,7 @@ class Model:
     #: Maintenance windows from the config and its maintenance file (docs/maintenance.md).
     maintenance: Maintenance = field(default_factory=Maintenance)
     maintenance_file: str | None = None
+    traffic: Traffic = Traffic()
 
     @property
     def slos(self) -> tuple[SLO, ...]:
@@ -290,7 +328,7 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
     slos = tuple(
         SLO(
             request_class=c.name,
-            name=s.name,
+            name=".".join(p for p in (s.name, tenant, band) if p),
             sli=s.sli,
             objective=s.objective / 100.0,
             period=s.period,
@@ -300,8 +338,12 @@ def _class(spec: ConfigSpec, idx: int) -> RequestClass:
             min_events=s.min_events,
             exhaustion_within=s.exhaustion_within,
             page_within=s.page_within,
+            tenant=tenant or None,
+            priority=band or None,
         )
         for s in c.slos
+        for tenant in s.tenants or [""]
+        for band in s.priorities or [""]
     )
     p = c.probe
     plan = ProbePlan(
@@ -387,7 +429,15 @@ def build_model(
         else None,
         maintenance=build_maintenance([*spec.maintenance, *more_maintenance], spec.served()),
         maintenance_file=_beside(source, spec.maintenance_file),
+        traffic=_traffic(spec),
     )
+
+
+def _traffic(spec: ConfigSpec) -> Traffic:
+    t = spec.traffic
+    bands = tuple((b.name, b.up_to) for b in t.priority_bands)
+    return Traffic(tuple(t.tenant_attributes), t.priority_attribute, t.default_priority, tuple(t.tenants),
+                   t.top_tenants, t.min_tenant_requests, bands)  # fmt: skip
 
 
 def _fleet(spec: ConfigSpec) -> Fleet:

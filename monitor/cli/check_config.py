@@ -132,9 +132,11 @@ def targets_line(model: Model, slo: SLO) -> str:
         parts.append(f"exhaustion soon: {cases(lambda e: burn.describe_exhaustion_soon(slo, e, within))}")
     quiet = activity_seconds(model, slo) if slo.source == "probes" else None
     after = "completed probe" if quiet is not None else "server sample"
-    parts.append(
-        f"absent: {burn.describe_minutes(-(-burn.absent_seconds(quiet) // 60), '')} after the last {after}"
-    )
+    if slo.source == "traffic":  # the monitor publishes its traffic counters from its start
+        parts.append("absent: while Prometheus reads no traffic counter of the monitor's")
+    else:
+        minutes = burn.describe_minutes(-(-burn.absent_seconds(quiet) // 60), "")
+        parts.append(f"absent: {minutes} after the last {after}")
     return "targets: " + "; ".join(parts)
 
 

@@ -81,6 +81,9 @@ def register(sub: Any) -> None:
         help="export llm_request spans with OTLP/HTTP protobuf to URL (/v1/traces added if no path)",
     )
     a("--enable-per-request-metrics", action="store_true", help="add the 'metrics' object to responses")
+    a("--tenant-span-attributes", action="store_true",
+      help="spans also carry the request's user (user.id) and priority (vllm.request.priority), "
+      "as a gateway in front of vLLM adds them")  # fmt: skip
     a("--disable-prompt-tokens-details", action="store_true", help="omit usage.prompt_tokens_details")
     a(
         "--dcgm-gpus",
@@ -135,6 +138,7 @@ def config_from_args(args: argparse.Namespace) -> SimConfig:
         api_key=args.api_key,
         otlp_traces_endpoint=args.otlp_traces_endpoint,
         enable_per_request_metrics=args.enable_per_request_metrics,
+        tenant_span_attributes=args.tenant_span_attributes,
         enable_prompt_tokens_details=not args.disable_prompt_tokens_details,
         dcgm_gpus=args.dcgm_gpus,
         kv_cache_metrics=args.kv_cache_metrics,

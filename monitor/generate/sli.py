@@ -47,8 +47,9 @@ def _matcher(m: events.Match) -> tuple[str, str]:
 
 
 def base_matchers(model: Model, slo: SLO) -> list[tuple[str, str]]:
-    """Which targets' series an SLO reads: the monitor's for probes, its class's pools for server."""
-    if slo.source == "probes":
+    """Which targets' series an SLO reads: the monitor's for probes and traffic, its class's pools
+    for server."""
+    if slo.from_monitor:
         return [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_CLASS, q.eq(slo.request_class))]
     return q.pool_matchers(model, slo)
 

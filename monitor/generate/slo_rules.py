@@ -162,11 +162,10 @@ def _exhausted_alert(slo: SLO) -> Alert:
 
 
 def _absent_alert(model: Model, slo: SLO) -> Alert:
-    what = (
-        f"no probe of class {slo.request_class} completed within {activity_window(model, slo)}"
-        if slo.source == "probes"
-        else "the server metric behind it is absent from every pool of the class"
-    )
+    what = {
+        "probes": f"no probe of class {slo.request_class} completed within {activity_window(model, slo)}",
+        "traffic": f"the monitor has counted no real request of class {slo.request_class} since it started",
+    }.get(slo.source, "the server metric behind it is absent from every pool of the class")
     return Alert(
         name=cv.ALERT_METRIC_ABSENT,
         expr=absent_condition(model, slo),

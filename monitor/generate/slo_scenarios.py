@@ -43,8 +43,9 @@ from monitor.slo.exhaustion import time_to_exhaustion
 MINUTES = 70
 CHECK_MINUTES = (59, 61, 62, 63, 65, 70)
 SERVER_REQUESTS_PER_MINUTE = 20.0
-FAMILIES = ("probe-counter", "probe-latency", "server-counter", "server-latency")
+FAMILIES = ("probe-counter", "probe-latency", "server-counter", "server-latency", "traffic-counter")
 STOP = 10  # minute the source stops in the absent-metric stream
+UNNAMED = "-scenario-"  # a traffic label value no SLO can name (names begin with a letter or digit)
 ABSENT_FOR, NOT_EDGE_FOR = 10, 5  # minutes of the alerts' ``for:`` (docs/slo-events.md §3)
 NOT_EDGE_MINUTES = 15  # length of the bucket-edge stream (short: promtool evaluates every rule)
 
@@ -63,7 +64,7 @@ class Stream:
 
 
 def events_per_minute(model: Model, slo: SLO) -> float:
-    if slo.source == "server":
+    if slo.source in ("server", "traffic"):
         return SERVER_REQUESTS_PER_MINUTE
     plan = model.request_class(slo.request_class).probe
     return len(plan.kinds) * 60.0 / plan.interval
@@ -82,7 +83,7 @@ def streams(rate: float) -> list[Stream]:
 
 def family(slo: SLO) -> str:
     kind = "latency" if slo.is_latency else "counter"
-    return f"{'probe' if slo.source == 'probes' else 'server'}-{kind}"
+    return f"{'probe' if slo.source == 'probes' else slo.source}-{kind}"
 
 
 def expected_at(slo: SLO, stream: Stream, minute: int) -> SLOEvaluation:
@@ -152,6 +153,19 @@ def _probe_series(model: Model, slo: SLO, stream: Stream) -> list[dict[str, str]
     return _histogram(rule.metric, [*base, *selected], rule.threshold, good, stream.valid)
 
 
+def _traffic_series(model: Model, slo: SLO, stream: Stream) -> list[dict[str, str]]:
+    """Real requests of the SLO's tenant and band; a dimension it does not scope takes a value no
+    SLO of the class names (an unscoped SLO is tested first: it sees every request)."""
+    endpoint = model.endpoints_for(slo.request_class)[0].name
+    job = model.alerting.job_monitor
+    base = [(cv.L_JOB, job), (cv.L_ENDPOINT, endpoint), (cv.L_CLASS, slo.request_class)]
+    good = tuple(v - b for v, b in zip(stream.valid, stream.bad, strict=True))
+    tenant, band = slo.tenant or UNNAMED, slo.priority or UNNAMED
+    ok, bad = events.traffic_labels(tenant, band, True), events.traffic_labels(tenant, band, False)
+    return [_series(cv.TRAFFIC_TOTAL, [*base, *ok.items()], good),
+            _series(cv.TRAFFIC_TOTAL, [*base, *bad.items()], stream.bad)]  # fmt: skip
+
+
 def _server_series(model: Model, slo: SLO, stream: Stream) -> list[dict[str, str]]:
     endpoint = model.endpoints_for(slo.request_class)[0].name
     base = [(cv.L_JOB, model.alerting.job_vllm), (cv.L_ENDPOINT, endpoint),
@@ -181,7 +195,7 @@ def _series(metric: str, labels: list[tuple[str, str]], values: tuple[int, ...])
 
 
 def scenario(model: Model, slo: SLO, stream: Stream, expect: Expect) -> dict[str, Any]:
-    series = _probe_series if slo.source == "probes" else _server_series
+    series = {"probes": _probe_series, "traffic": _traffic_series}.get(slo.source, _server_series)
     checks = []
     endpoint = model.endpoints_for(slo.request_class)[0].name
     for minute in CHECK_MINUTES:
@@ -211,7 +225,7 @@ def _count_checks(expr: str, labels: str, first: int, minutes: tuple[int, ...]) 
 
 def absent_from(model: Model, slo: SLO) -> int:
     """First minute the absent condition holds after the source stops at STOP (docs §3)."""
-    if slo.source == "server":
+    if slo.source in ("server", "traffic"):
         return STOP
     plan = model.request_class(slo.request_class).probe
     return STOP + math.ceil(max(600.0, 2 * plan.interval + plan.timeout) / 60)
@@ -226,9 +240,10 @@ def absent_scenario(model: Model, slo: SLO) -> dict[str, Any]:
     stream = Stream("source stops", valid, (0,) * (minutes + 1))
     if slo.source == "probes":  # completed probes, whatever the SLI: the counter stops rising
         series = [_series(cv.PROBE_TOTAL, _completed_labels(model, slo), valid)]
-    else:  # the pool's series go stale at STOP (last sample the minute before)
+    else:  # the pool's (traffic: the monitor's) series go stale at STOP (last sample the minute before)
+        source = _traffic_series if slo.source == "traffic" else _server_series
         series = [{**s, "values": " ".join(s["values"].split()[:STOP]) + " stale"}
-                  for s in _server_series(model, slo, stream)]  # fmt: skip
+                  for s in source(model, slo, stream)]  # fmt: skip
     checks = _count_checks(
         _firing(cv.ALERT_METRIC_ABSENT, slo), "{}", first, (STOP, first - 1, first, minutes)
     )
@@ -273,11 +288,12 @@ def slo_tests(model: Model, request_class: str, rule_file: str, expect: Expect) 
     server latency SLO."""
     tests = []
     slos = model.request_class(request_class).slos
-    for fam in FAMILIES:
-        slo = next((s for s in slos if family(s) == fam), None)
+    for fam in FAMILIES:  # an unscoped traffic SLO first: it counts every request
+        slo = min((s for s in slos if family(s) == fam), key=lambda s: (s.tenant, s.priority) != (None, None),
+                  default=None)  # fmt: skip
         if slo is not None:
             tests += [scenario(model, slo, st, expect) for st in streams(events_per_minute(model, slo))]
-    for source in ("probes", "server"):
+    for source in ("probes", "server", "traffic"):
         slo = next((s for s in slos if s.source == source), None)
         if slo is not None:
             tests.append(absent_scenario(model, slo))

@@ -57,7 +57,7 @@ class Selector:
 
 
 def _base(model: Model, slo: SLO) -> list[tuple[str, str]]:
-    if slo.source == "probes":
+    if slo.from_monitor:
         return [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_CLASS, q.eq(slo.request_class))]
     return q.pool_matchers(model, slo)
 
@@ -111,8 +111,10 @@ def _candidates(request_class: str, threshold: float | None) -> list[SLO]:
         latency = sli in cv.LATENCY_SLIS
         if latency != (threshold is not None):
             continue
-        for source in ("probes", "server"):
+        for source in ("probes", "server", "traffic"):
             if source == "server" and sli in cv.PROBE_ONLY_SLIS:
+                continue
+            if source == "traffic" and sli != "goodput":
                 continue
             out.append(SLO(request_class, "x", sli, 0.99, 30 * 86400.0, source, threshold))
     return out
@@ -180,7 +182,7 @@ def attribute_histogram(request_class: str, selector: Selector, threshold: float
 
 def class_matches(slo: SLO, selector: Selector) -> bool:
     """Probe queries must select the class's series by its ``class`` label."""
-    if slo.source != "probes":
+    if not slo.from_monitor:
         return True
     return selector.scope(cv.L_CLASS) == (cv.L_CLASS, "=~", frozenset({slo.request_class}))
 
@@ -194,7 +196,7 @@ class Scope:
     endpoints: dict[str, frozenset[str]]  # class -> the names of the endpoints that serve it
 
     def job(self, slo: SLO) -> str:
-        return self.job_monitor if slo.source == "probes" else self.job_vllm
+        return self.job_monitor if slo.from_monitor else self.job_vllm
 
 
 def _quoted(values: Iterable[str]) -> str:
@@ -205,7 +207,7 @@ def _foreign(slo: SLO, scope: Scope, matcher: Matcher) -> str | None:
     """Why a scope matcher selects other series than ``slo``'s class's (None: it does not)."""
     label, op, values = matcher
     if label == cv.L_JOB and (op, values) != ("=~", frozenset({scope.job(slo)})):
-        whose = "the monitor's" if slo.source == "probes" else "the vLLM"
+        whose = "the monitor's" if slo.from_monitor else "the vLLM"
         return f'{whose} job is "{scope.job(slo)}"'
     if label == cv.L_CLASS and (op, values) != ("=~", frozenset({slo.request_class})):
         return f'the class is "{slo.request_class}"'
@@ -227,7 +229,7 @@ def scope_problems(slo: SLO, selector: Selector, scope: Scope) -> list[str]:
         why = _foreign(slo, scope, matcher)
         if why is not None:
             out.append(f"{written} names other series than this class's ({why})")
-    if slo.source == "probes" and selector.scope(cv.L_CLASS) is None:
+    if slo.from_monitor and selector.scope(cv.L_CLASS) is None:
         out.append(
             "no class matcher: the query reads the probe series of every class "
             f'(add class="{slo.request_class}")'

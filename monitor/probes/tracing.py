@@ -9,6 +9,7 @@ real even when nothing is exported. Spans are exported over OTLP/HTTP when
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -24,6 +25,25 @@ from monitor.probes.progress import note_trace
 
 _provider: TracerProvider | None = None
 _propagator = TraceContextTextMapPropagator()
+#: Trace ids of this process's latest probe runs: a server span in one is a probe's, not real traffic.
+RECENT_PROBE_TRACES = 100_000
+_recent: deque[str] = deque()
+_recent_set: set[str] = set()
+
+
+def remember(trace_id: str) -> None:
+    """Note a probe run's trace id (the oldest of :data:`RECENT_PROBE_TRACES` is forgotten)."""
+    if trace_id in _recent_set:
+        return
+    _recent.append(trace_id)
+    _recent_set.add(trace_id)
+    while len(_recent) > RECENT_PROBE_TRACES:
+        _recent_set.discard(_recent.popleft())
+
+
+def is_probe_trace(trace_id: str) -> bool:
+    """Whether ``trace_id`` is one of this process's recent probe runs' traces."""
+    return trace_id in _recent_set
 
 
 def configure(endpoint: str | None = None, processor: SpanProcessor | None = None) -> TracerProvider:
@@ -63,7 +83,10 @@ def probe_span(kind: str, endpoint: str, request_class: str, model: str) -> Iter
         "gen_ai.request.model": model,
     }
     with tracer().start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes) as span:
-        note_trace(trace_id_of(span))
+        trace_id = trace_id_of(span)
+        note_trace(trace_id)
+        if trace_id is not None:
+            remember(trace_id)
         yield span
 
 

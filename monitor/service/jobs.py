@@ -28,6 +28,7 @@ from monitor.model import Endpoint, Model
 from monitor.origins import OriginPools
 from monitor.probes.result import ProbeResult
 from monitor.probes.runner import PlannedProbe, plan_round, run_round
+from monitor.probes.tracing import is_probe_trace
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
@@ -36,11 +37,21 @@ from monitor.service.drift_watch import DriftWatch
 from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.evaluate import SLOEvaluation
+from monitor.slo.traffic import TrafficJudge, traffic_slices
 from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
-from monitor.store.ops import alertmanager_op, deployment_op, endpoints_op, gpu_op, probe_op, spans_op
+from monitor.store.ops import (
+    alertmanager_op,
+    deployment_op,
+    endpoints_op,
+    gpu_op,
+    probe_op,
+    slices_op,
+    spans_op,
+)
 from monitor.store.readings import reading_op
 from monitor.traces import ServerSpan
+from monitor.traces.span import TenantKeys
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +119,9 @@ class Jobs:
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
         self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
         self.evaluator = False  # fleet mode: held the evaluator lock at the last evaluate run
+        #: judges received spans for the ``source: traffic`` SLOs (its tenant labels live as long)
+        self.traffic = TrafficJudge(model)
+        self.traffic_at = -math.inf  # arrival time of the last batch's traffic slices
         #: SLOs whose last evaluation holds bad events in its 1h window: their requests are published
         self.burning: set[str] = set()
 
@@ -126,6 +140,8 @@ class Jobs:
             if new is None or old is None or old.gpu_exporter != new.gpu_exporter:
                 self.gpu.forget(name)
         self.drift.apply(model)
+        same_tenants = model.traffic == self.model.traffic
+        self.traffic = TrafficJudge(model, self.traffic.tenants if same_tenants else None)
         for gone in set(self.verdicts) - {c.name for c in model.classes}:
             del self.verdicts[gone]
             self.exporter.bottleneck.forget(gone)
@@ -373,7 +389,25 @@ class Jobs:
     async def alertmanager(self, payload: dict[str, object]) -> None:
         await self.write(alertmanager_op(payload, self.clock()))
 
+    def span_keys(self) -> TenantKeys:
+        """The span attributes a request's tenant and priority are read from."""
+        t = self.model.traffic
+        return TenantKeys(t.tenant_attributes, t.priority_attribute)
+
     async def spans(self, spans: Sequence[ServerSpan]) -> None:
         """Store the ``llm_request`` spans of one OTLP request (through the buffered writer)."""
         if spans:
             await self.write(spans_op(spans))
+            await self._traffic(spans)
+
+    async def _traffic(self, spans: Sequence[ServerSpan]) -> None:
+        """Judge the real requests among ``spans``: count them and store their traffic SLO slices,
+        both at this arrival instant (:mod:`monitor.slo.traffic`)."""
+        found = self.traffic.verdicts(spans, is_probe_trace)
+        judged, metrics, t = found.judged, self.exporter.traffic, self.traffic.tenants
+        metrics.observe(((j.endpoint, j.request_class, j.labels) for j in judged), found.unrouted)
+        metrics.tenants(self.model.traffic.tenant_cap, t.labels_in_use, len(t.folded_ids), t.folded_requests)
+        self.traffic_at = at = max(self.clock(), self.traffic_at + 1e-6)  # one batch, one slice key
+        slices = traffic_slices(self.model, judged, at)
+        if slices:
+            await self.write(slices_op(slices))

@@ -92,7 +92,8 @@ class Receivers:
             return body
         content_type = request.headers.get("content-type")
         try:
-            batch = parse_request(body, content_type, request.headers.get("content-encoding"))
+            keys = self.jobs.span_keys()
+            batch = parse_request(body, content_type, request.headers.get("content-encoding"), keys)
         except OtlpError as exc:
             self.exporter.traces.rejected()
             unsupported = isinstance(exc, UnsupportedEncoding)

@@ -56,6 +56,9 @@ class SimConfig:
     kv_cache_metrics_sample: float = 0.01  # --kv-cache-metrics-sample: share of blocks sampled
     dcgm_gpus: int = 0  # GPUs of the DCGM surface at /dcgm/metrics (0: not served)
     span_exporter: Any = None
+    #: Spans also carry the request's ``user`` as ``user.id`` and its ``priority`` as
+    #: ``vllm.request.priority``, as a gateway in front of vLLM tags them (vLLM's own span does not).
+    tenant_span_attributes: bool = False
 
     def with_overrides(self, **overrides: Any) -> SimConfig:
         """A copy with the given fields replaced (unknown names raise ``TypeError``)."""

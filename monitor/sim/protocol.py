@@ -97,6 +97,8 @@ def _finish(
     _check_context(prompt, max_tokens, cfg.max_model_len)
     opts = body.get("stream_options") or {}
     params = {k: body[k] for k in ("temperature", "top_p", "n") if body.get(k) is not None}
+    # the OpenAI ``user`` field and vLLM's ``priority`` (spans carry them with --tenant-span-attributes)
+    params.update({k: body[k] for k in ("user", "priority") if isinstance(body.get(k), str | int)})
     return Parsed(
         ask=ask,
         prompt_tokens=prompt,

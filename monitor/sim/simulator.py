@@ -45,7 +45,8 @@ class Simulator:
         self.lag: deque[float] = deque(maxlen=20_000)
         self.tracer: RequestTracer | None = None
         if self.config.otlp_traces_endpoint or self.config.span_exporter is not None:
-            self.tracer = RequestTracer(self.config.otlp_traces_endpoint, self.config.span_exporter)
+            c = self.config
+            self.tracer = RequestTracer(c.otlp_traces_endpoint, c.span_exporter, c.tenant_span_attributes)
         self._tasks: list[asyncio.Task[None]] = []
         self.dcgm: DcgmSurface | None = None
         if self.config.dcgm_gpus > 0:

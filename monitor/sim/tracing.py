@@ -24,6 +24,11 @@ from monitor.sim.request import SimRequest
 log = logging.getLogger(__name__)
 
 
+#: Request field -> span attribute, with ``--tenant-span-attributes`` (the monitor's default
+#: ``traffic.tenant_attributes`` and ``priority_attribute``).
+TENANT_ATTRIBUTES = {"user": "user.id", "priority": "vllm.request.priority"}
+
+
 def otlp_url(endpoint: str) -> str:
     """The OTLP/HTTP traces URL: ``/v1/traces`` is appended when ``endpoint`` has no path."""
     return endpoint if urlparse(endpoint).path not in ("", "/") else endpoint.rstrip("/") + "/v1/traces"
@@ -32,7 +37,8 @@ def otlp_url(endpoint: str) -> str:
 class RequestTracer:
     """Emits the per-request spans of one simulated server."""
 
-    def __init__(self, endpoint: str | None, exporter: SpanExporter | None) -> None:
+    def __init__(self, endpoint: str | None, exporter: SpanExporter | None, tenants: bool = False) -> None:
+        self.tenants = tenants
         attrs: dict[str, Any] = {
             "vllm.instrumenting_module_name": "vllm.llm_engine",
             "vllm.process_id": os.getpid(),
@@ -82,6 +88,8 @@ class RequestTracer:
                 attrs[f"gen_ai.request.{key}"] = req.params[key]
         if req.max_tokens is not None:
             attrs["gen_ai.request.max_tokens"] = req.max_tokens
+        if self.tenants:  # what a gateway in front adds: the tenant and the request's priority
+            attrs.update({a: req.params[k] for k, a in TENANT_ATTRIBUTES.items() if k in req.params})
         span.set_attributes(attrs)
         span.end(end_time=int((req.finish + wall_offset) * ns))
 

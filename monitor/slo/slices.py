@@ -8,7 +8,9 @@ docs/slo-events.md states it in words):
   is an event of, placed at the run's completion (``start == end == completed_at``): a probe that
   times out after 300 s counts in the windows that cover its timeout;
 * a scrape interval (:func:`slices_from_signals`) gives one slice per server-sourced SLO of every
-  class the endpoint serves, covering ``(signals.start, signals.end]``.
+  class the endpoint serves, covering ``(signals.start, signals.end]``;
+* a batch of received spans gives one slice per traffic-sourced SLO and endpoint it holds events
+  of, at the batch's arrival (:func:`monitor.slo.traffic.traffic_slices`).
 
 A server latency SLO whose threshold is not a bucket edge of the endpoint's histogram yields no
 slice for that endpoint ("no data"; the rules' ``SLOThresholdNotBucketEdge`` alert says why).
@@ -38,6 +40,8 @@ log = logging.getLogger(__name__)
 
 SOURCE_PROBES = "probes"
 SOURCE_SERVER = "server"
+#: Real requests' spans (:mod:`monitor.slo.traffic`): origin and source of their slices.
+SOURCE_TRAFFIC = "traffic"
 #: SLI -> canonical histogram name in :class:`monitor.scrape.signals.EngineSignals`.
 SERVER_HISTOGRAMS = {"ttft": "ttft", "itl": "itl", "tpot": "tpot", "e2e": "e2e", "queue_time": "queue"}
 
@@ -53,7 +57,7 @@ class EventSlice:
     end: float
     good: float
     total: float
-    source: str  # "probes" or "server"
+    source: str  # "probes", "server" or "traffic"
     exact: bool = True
     maintenance: str | None = None  # the window excluding these events (monitor.maintenance)
 
@@ -62,7 +66,7 @@ class EventSlice:
         return self.total - self.good
 
 
-def _clamped(
+def clamped(
     maintenance: Maintenance,
     slo: SLO,
     endpoint: str,
@@ -74,7 +78,7 @@ def _clamped(
 ) -> EventSlice:
     total = max(0.0, total)
     good = min(max(0.0, good), total)
-    source = SOURCE_SERVER if origin == SOURCE_SERVER else SOURCE_PROBES
+    source = origin if origin in (SOURCE_SERVER, SOURCE_TRAFFIC) else SOURCE_PROBES
     excluded = maintenance.excluding(slo.request_class, endpoint, span[1], since=span[0])
     return EventSlice(slo.id, endpoint, origin, span[0], span[1], good, total, source, exact, excluded)
 
@@ -112,7 +116,7 @@ def slices_from_probe(model: Model, result: ProbeResult) -> list[EventSlice]:
         if counts is not None:
             span = (result.completed_at, result.completed_at)
             origin = f"probe:{result.kind}"
-            out.append(_clamped(model.maintenance, slo, result.endpoint, origin, span, *counts))
+            out.append(clamped(model.maintenance, slo, result.endpoint, origin, span, *counts))
     return out
 
 
@@ -167,5 +171,5 @@ def slices_from_signals(model: Model, endpoint: str, signals: Signals) -> list[E
         if counts is not None:
             good, total, exact = counts
             span = (signals.start, signals.end)
-            out.append(_clamped(model.maintenance, slo, endpoint, SOURCE_SERVER, span, good, total, exact))
+            out.append(clamped(model.maintenance, slo, endpoint, SOURCE_SERVER, span, good, total, exact))
     return out

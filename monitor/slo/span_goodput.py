@@ -151,6 +151,16 @@ class SpanJudge:
         found = route(*found_endpoint, tokens)
         return (None, found) if found in UNATTRIBUTED else (found, None)
 
+    def endpoint(self, span: ServerSpan) -> Endpoint | None:
+        """The endpoint whose service name the span carries (None: no such endpoint)."""
+        found = self.endpoints.get(span.service_name) if span.service_name is not None else None
+        return found[0] if found is not None else None
+
+    def is_good(self, span: ServerSpan, request_class: str) -> bool:
+        """Whether the span met every goodput limit of ``request_class`` (the judgement every
+        real-traffic figure uses: the report's goodput, the live ``source: traffic`` SLOs)."""
+        return is_good(span_latency(span), self.limits[request_class])
+
     def judged(self, request_class: str) -> tuple[str, ...]:
         """The goodput limits of ``request_class`` a span can be judged on (GOODPUT_METRICS order)."""
         own = self.limits[request_class]
@@ -171,7 +181,7 @@ class SpanJudge:
             failure = span_failure(span)
             if failure is not None:
                 tally.failed[failure] = tally.failed.get(failure, 0) + 1
-            if is_good(span_latency(span), self.limits[cls]):
+            if self.is_good(span, cls):
                 tally.good += 1
                 tally.good_output_tokens += tokens
         return out

@@ -23,7 +23,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Status
 
-from monitor.traces.span import SERVICE_NAME, OtlpError, ServerSpan, is_request_span, server_span
+from monitor.traces.span import (
+    SERVICE_NAME,
+    OtlpError,
+    ServerSpan,
+    TenantKeys,
+    is_request_span,
+    server_span,
+)
 from monitor.traces.validate import validated
 
 #: Request bodies (after gunzip) above this size are refused; an SDK batch of 512 spans is ~0.5 MB.
@@ -125,7 +132,7 @@ def attributes(kvs: Any) -> dict[str, object]:
     return out
 
 
-def _resource_spans(rs: ResourceSpans, where: str) -> Iterator[ServerSpan | None]:
+def _resource_spans(rs: ResourceSpans, where: str, keys: TenantKeys | None) -> Iterator[ServerSpan | None]:
     service = attributes(rs.resource.attributes).get(SERVICE_NAME)
     service_name = service if isinstance(service, str) else None
     for i, scope in enumerate(rs.scope_spans):
@@ -139,14 +146,14 @@ def _resource_spans(rs: ResourceSpans, where: str) -> Iterator[ServerSpan | None
                 times = span.start_time_unix_nano, span.end_time_unix_nano
                 failed = span.status.code == Status.STATUS_CODE_ERROR
                 decoded = server_span(
-                    span.trace_id, span.span_id, span.name, *times, attrs, service_name, failed
+                    span.trace_id, span.span_id, span.name, *times, attrs, service_name, failed, keys
                 )
             except OtlpError as exc:
                 raise OtlpError(f"{at}: {exc}") from None
             yield validated(decoded, at)
 
 
-def spans(request: ExportTraceServiceRequest) -> Iterator[ServerSpan | None]:
+def spans(request: ExportTraceServiceRequest, keys: TenantKeys | None = None) -> Iterator[ServerSpan | None]:
     """Each span of the request in order: a ServerSpan for ``llm_request`` and GenAI-convention
     spans (:func:`~monitor.traces.span.is_request_span`), None for any other.
 
@@ -154,17 +161,20 @@ def spans(request: ExportTraceServiceRequest) -> Iterator[ServerSpan | None]:
     kept span has an invalid id or a value its ``server_spans`` column cannot hold.
     """
     for i, rs in enumerate(request.resource_spans):
-        yield from _resource_spans(rs, f"resource_spans[{i}]")
+        yield from _resource_spans(rs, f"resource_spans[{i}]", keys)
 
 
-def parse_request(body: bytes, content_type: str | None, content_encoding: str | None = None) -> Batch:
-    """Decode one OTLP/HTTP traces request body; OtlpError (nothing kept) when any of it is malformed."""
+def parse_request(
+    body: bytes, content_type: str | None, content_encoding: str | None = None, keys: TenantKeys | None = None
+) -> Batch:
+    """Decode one OTLP/HTTP traces request body; OtlpError (nothing kept) when any of it is malformed.
+    ``keys``: the attributes each span's tenant and priority are read from."""
     if media_type(content_encoding) == "gzip":
         body = gunzip(body)
     elif content_encoding and media_type(content_encoding) != "identity":
         raise UnsupportedEncoding(f"unsupported content encoding {content_encoding!r}")
     if len(body) > MAX_BODY_BYTES:
         raise OtlpError(f"body of {len(body)} bytes exceeds {MAX_BODY_BYTES}")
-    decoded = list(spans(decode(body, content_type)))
+    decoded = list(spans(decode(body, content_type), keys))
     kept = tuple(s for s in decoded if s is not None)
     return Batch(kept, len(decoded) - len(kept))

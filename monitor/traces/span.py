@@ -15,6 +15,7 @@ span's identity so it can be joined to the probe that sent the request (by ``tra
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -60,6 +61,25 @@ def is_request_span(name: str, attributes: Mapping[str, object]) -> bool:
     return name == SERVER_SPAN_NAME or isinstance(attributes.get(GENAI_OPERATION), str)
 
 
+#: Longest tenant id kept (a longer one is cut: it only ever becomes a label when configured).
+TENANT_MAX: Final = 128
+
+
+@dataclass(frozen=True)
+class TenantKeys:
+    """Span attributes naming a request's tenant (the first present wins) and its priority."""
+
+    tenant: tuple[str, ...] = ()
+    priority: str | None = None
+
+    def read(self, attributes: Mapping[str, object]) -> tuple[str | None, float | None]:
+        tenant = next((v for k in self.tenant if isinstance(v := attributes.get(k), str) and v), None)
+        priority = _number(attributes.get(self.priority)) if self.priority else None
+        if priority is not None and not math.isfinite(priority):
+            priority = None
+        return (tenant[:TENANT_MAX] if tenant else None), priority
+
+
 class OtlpError(M3MonError):
     """An OTLP request body that cannot be read; nothing of it is kept."""
 
@@ -87,6 +107,8 @@ class ServerSpan:
     error_type: str | None = (
         None  # set on a failed attempt (``error.type``, or ``error`` for an ERROR status)
     )
+    tenant: str | None = None  # the tenant id its attributes name (:class:`TenantKeys`); not stored
+    priority: float | None = None  # its request priority (:class:`TenantKeys`); not stored
 
     @property
     def has_server_view(self) -> bool:
@@ -150,12 +172,14 @@ def server_span(
     attributes: Mapping[str, object],
     service_name: str | None,
     failed: bool = False,
+    keys: TenantKeys | None = None,
 ) -> ServerSpan:
     """Build a span from decoded OTLP fields; ids must be valid, attributes of the wrong type are None."""
     request_id = attributes.get(REQUEST_ID, attributes.get(RESPONSE_ID))
     error = attributes.get(ERROR_TYPE)
     error_type = error if isinstance(error, str) and error else ("error" if failed else None)
     latencies = {field: _number(attributes.get(attr)) for field, attr in LATENCY_ATTRIBUTES.items()}
+    tenant, priority = keys.read(attributes) if keys else (None, None)
     if latencies["ttft"] is None:
         latencies["ttft"] = _number(attributes.get(TIME_TO_FIRST_CHUNK))  # a GenAI-convention span
     if name != SERVER_SPAN_NAME and latencies["e2e"] is None and end_ns >= start_ns:
@@ -172,5 +196,7 @@ def server_span(
         service_name=service_name,
         error_type=error_type,
         finish_reason=finish_reasons(attributes.get(FINISH_REASONS)),
+        tenant=tenant,
+        priority=priority,
         **latencies,
     )

@@ -185,8 +185,8 @@ def m3mon(*args: str) -> list[str]:
 
 
 def _write_config(tmp: Path, endpoints: list[dict[str, Any]], classes: list[dict[str, Any]],
-                  db_url: str, port: int, capture: Capture) -> Path:  # fmt: skip
-    doc = {
+                  db_url: str, port: int, capture: Capture, extra: dict[str, Any]) -> Path:  # fmt: skip
+    doc: dict[str, Any] = {
         "version": "m3mon/v1",
         "endpoints": endpoints,
         "request_classes": classes,
@@ -206,6 +206,7 @@ def _write_config(tmp: Path, endpoints: list[dict[str, Any]], classes: list[dict
             "monitor_receiver_url": f"http://127.0.0.1:{port}/alertmanager",
         },
     }
+    doc.update(extra)
     path = tmp / "monitor.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
@@ -275,16 +276,18 @@ def running_stack(
     alerting: bool = True,
     env: dict[str, str] | None = None,
     port: int | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Iterator[Stack]:
     """Start the stack (see module docstring); ``alerting=False`` skips Prometheus and Alertmanager;
-    ``port``: the monitor's (e.g. a simulator started first exports its spans there)."""
+    ``port``: the monitor's (e.g. a simulator started first exports its spans there);
+    ``extra``: more top-level configuration sections (e.g. ``traffic``)."""
     prometheus = require_binary("prometheus", "/usr/bin/prometheus") if alerting else ""
     am_bin = require_binary("prometheus-alertmanager", "/usr/bin/prometheus-alertmanager") if alerting else ""
     port, am_port, prom_port = port or free_port(), free_port(), free_port()
     db_url = db_url or f"sqlite:///{tmp / 'm3mon.db'}"
     with ExitStack() as stack:
         capture = stack.enter_context(Capture())
-        config = _write_config(tmp, endpoints, classes, db_url, port, capture)
+        config = _write_config(tmp, endpoints, classes, db_url, port, capture, extra or {})
         prom_yml, am_yml = _generate(tmp, config, am_port)
         s = Stack(tmp, config, tmp / "monitor.log", f"http://127.0.0.1:{port}", db_url, capture)
         run = m3mon("run", "-c", str(config), "--upgrade", "--evaluation-step", str(STEP), "--no-report")
