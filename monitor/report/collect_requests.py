@@ -9,6 +9,9 @@ An SLO's requests are its own events (:mod:`monitor.events`, the one definition)
   above the threshold (latency; ITL: any token in a bucket wholly above it), or, for goodput, any
   of those for any latency SLO of the class. Its stages are its own server view (queue, prefill,
   decode, network, retries, tool turnaround), else the vLLM span of its trace.
+* **traffic** goodput SLOs: the real requests (no probe's trace) of the class, bad as the live SLO
+  judges them (:meth:`SpanJudge.is_good`; a failed span is bad); the store keeps no tenant with a
+  span, so a tenant's SLO lists its class's requests of every tenant;
 * **server-sourced** SLOs: every request the class's pools served in the window, from the spans
   received over OTLP (probes' and real traffic's alike, as the server's histograms count both),
   routed to a class as the report's goodput routes them (:class:`SpanJudge`); bad when the span's
@@ -32,8 +35,8 @@ from monitor.model import SLO, Model
 from monitor.probes import gaps
 from monitor.report.collect_bottleneck import timing
 from monitor.report.collect_probes import COMPLETION
-from monitor.report.collect_traffic import COLUMNS as SPAN_COLUMNS
-from monitor.slo.span_goodput import SpanJudge
+from monitor.report.collect_traffic import COLUMNS as TRAFFIC_COLUMNS
+from monitor.slo.span_goodput import SpanJudge, span_failure
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from monitor.traces.span import ServerSpan
 from monitor.traces.stages import trace_stages
@@ -41,6 +44,9 @@ from monitor.traces.stages import trace_stages
 P = ProbeResultRow
 S = ServerSpanRow
 ORIGIN_PROBE, ORIGIN_SPAN = "probe", "span"
+SPAN_COLUMNS = (*TRAFFIC_COLUMNS, S.finish_reason)
+_SPAN_FIELDS = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",
+                "service_name", "error_type", "finish_reason")  # fmt: skip
 #: Probe columns of each stage (seconds; None where the run did not report it).
 _PROBE_STAGES = {
     "retry": timing("retry_seconds"),
@@ -169,10 +175,6 @@ def _spans_of(session: Session, trace_ids: Sequence[str]) -> dict[str, list[Serv
     return out
 
 
-_SPAN_FIELDS = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",
-                "service_name", "error_type")  # fmt: skip
-
-
 def _span(r: tuple[Any, ...]) -> ServerSpan:
     return ServerSpan(r[0], r[1], r[2], r[3], r[4], **dict(zip(_SPAN_FIELDS, r[5:], strict=True)))
 
@@ -218,6 +220,8 @@ def _span_request(
     found = judge.endpoints.get(answer.service_name or "")
     endpoint = probe[1] if probe else found[0].name if found is not None else None
     parts = _trace_parts(spans)
+    if slo.source == "traffic":
+        return None if probe else _traffic_request(judge, slo, trace_id, answer, endpoint, parts)
     if slo.sli == "availability":
         outcome = failed.error_type if failed is not None and st is None else "ok"
         return Request(answer.start, slo.request_class, endpoint, ORIGIN_SPAN, answer.name, trace_id,
@@ -227,6 +231,22 @@ def _span_request(
         return None
     return Request(answer.start, slo.request_class, endpoint, ORIGIN_SPAN, answer.name, trace_id, "ok",
                    value, value > slo.threshold, parts)  # fmt: skip
+
+
+def _traffic_request(
+    judge: SpanJudge,
+    slo: SLO,
+    trace_id: str,
+    answer: ServerSpan,
+    endpoint: str | None,
+    parts: dict[str, float],
+) -> Request:
+    """A real request of a ``source: traffic`` goodput SLO, judged as the live SLO judges it (the
+    store keeps no tenant with a span: a tenant's SLO lists its class's requests of every tenant)."""
+    failure = span_failure(answer)
+    bad = failure is not None or not judge.is_good(answer, slo.request_class)
+    return Request(answer.start, slo.request_class, endpoint, ORIGIN_SPAN, answer.name, trace_id,
+                   failure or "ok", answer.e2e, bad, parts)  # fmt: skip
 
 
 def _span_sli(sli: str, span: ServerSpan, e2e: float | None) -> float | None:

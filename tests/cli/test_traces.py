@@ -34,6 +34,7 @@ request_classes:
       - {name: availability, sli: availability, objective: 99}
       - {name: ttft-p95, sli: ttft, threshold: 1s, objective: 95}
       - {name: server-ttft, sli: ttft, threshold: 1s, objective: 95, source: server}
+      - {name: goodput, sli: goodput, objective: 95, source: traffic}
 storage: {url: "sqlite:///t.db"}
 alerting: {trace_url: "http://jaeger:16686/trace/{trace_id}"}
 """
@@ -71,6 +72,18 @@ def _spans(runs: list[ProbeResult]) -> list[ServerSpan]:
     return out
 
 
+#: real traffic (no probe's trace): fast, slow (TTFT over the class's 1 s limit), aborted by its client
+TRAFFIC = [
+    ServerSpan("a" * 32, "2" * 16, "llm_request", END - 60, END - 59, queue=0.01, ttft=0.2, prefill=0.1,
+               decode=0.8, e2e=1.0, prompt_tokens=50, completion_tokens=20, service_name="ep"),
+    ServerSpan("b" * 32, "2" * 16, "llm_request", END - 50, END - 46, queue=2.5, ttft=3.0, prefill=0.4,
+               decode=1.0, e2e=4.0, prompt_tokens=50, completion_tokens=20, service_name="ep"),
+    ServerSpan("c" * 32, "2" * 16, "llm_request", END - 40, END - 39.5, queue=0.01, ttft=0.2, prefill=0.1,
+               decode=0.3, e2e=0.5, prompt_tokens=50, completion_tokens=5, service_name="ep",
+               finish_reason="abort"),
+]  # fmt: skip
+
+
 @pytest.fixture()
 def world(tmp_path: Path) -> tuple[Path, list[ProbeResult]]:
     cfg = tmp_path / "monitor.yaml"
@@ -81,7 +94,11 @@ def world(tmp_path: Path) -> tuple[Path, list[ProbeResult]]:
     store = Store(model.storage.url)
     try:
         store.apply(
-            [endpoints_op(model.endpoints), *(probe_op(model, r) for r in runs), spans_op(_spans(runs))]
+            [
+                endpoints_op(model.endpoints),
+                *(probe_op(model, r) for r in runs),
+                spans_op(_spans(runs) + TRAFFIC),
+            ]
         )
     finally:
         store.close()
@@ -134,9 +151,22 @@ def test_server_sourced_reads_the_spans(
 ) -> None:
     cfg, runs = world
     listed = _listed(cfg, "chat/server-ttft", capsys)
-    spans = [s for s in _spans(runs) if END - 900 < s.end <= END]
+    spans = [s for s in _spans(runs) + TRAFFIC if END - 900 < s.end <= END]
     assert sorted(x["value"] for x in listed) == sorted(s.ttft for s in spans)
     assert {x["trace_id"] for x in listed if x["bad"]} == {s.trace_id for s in spans if (s.ttft or 0) > 1.0}
+
+
+def test_traffic_goodput_lists_real_requests_only_bad_ones_first(
+    world: tuple[Path, list[ProbeResult]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, _ = world
+    listed = _listed(cfg, "chat/goodput", capsys)
+    # docs/slo-events.md: real traffic is in no probe's trace; a failed (aborted) span is bad; a span
+    # over a latency limit of its class (TTFT 3 s > 1 s) is bad
+    assert {x["trace_id"] for x in listed} == {"a" * 32, "b" * 32, "c" * 32}
+    assert {x["trace_id"] for x in listed if x["bad"]} == {"b" * 32, "c" * 32}
+    assert [x["bad"] for x in listed] == [True, True, False]
+    assert {x["trace_id"]: x["outcome"] for x in listed}["c" * 32] == "aborted"
 
 
 def test_an_unknown_slo_is_one_line_exit_2(
