@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 import httpx
-from sqlalchemy.exc import SQLAlchemyError
 
 from monitor.bottleneck.rules import Verdict
 from monitor.errors import ScrapeError
@@ -32,7 +31,6 @@ from monitor.probes.tracing import is_probe_trace
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
-from monitor.service import request_metrics
 from monitor.service.drift_watch import DriftWatch
 from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
@@ -61,10 +59,9 @@ FINGERPRINT_EVERY = 20
 #: evaluation steps, if that is shorter) gives up the evaluator lock.
 LOCK_GIVE_UP = 30.0
 LOCK_GIVE_UP_STEPS = 3
-#: An SLO's requests are published while its last evaluation's 1h window holds bad events; the
-#: requests are the bad ones of the last 15 min (the burn page's short windows fit inside it).
+#: An SLO's requests are published while its last evaluation's 1h window holds bad events
+#: (:mod:`monitor.service.assess`).
 REQUESTS_BURNING_WINDOW = "1h"
-REQUESTS_WINDOW = 900.0
 
 
 class Skipped:
@@ -239,45 +236,12 @@ class Jobs:
         return results
 
     def assess(self) -> tuple[Verdict, ...] | Skipped:
-        """Every class's bottleneck verdict now, from the store — the computation ``m3mon slo
-        status`` and the report make (docs/bottleneck.md) — published on the exporter. When the
-        store cannot be read (or the writer found the database away: its evidence is in the spool)
-        the classes' verdict series are withdrawn: no verdict rather than a stale one."""
-        from monitor.report.collect_bottleneck import verdicts
+        """Every class's bottleneck verdict, and the requests behind burning SLOs
+        (:mod:`monitor.service.assess`)."""
+        from monitor.service.assess import assess
 
-        if self.writer.database_away:
-            self._withdraw()
-            return SKIPPED
-        try:
-            with self.store.session() as session:
-                found = verdicts(self.model, session, self.clock())
-        except SQLAlchemyError as exc:
-            log.warning("bottleneck verdict: the store could not be read (%s); verdicts withdrawn", exc)
-            self._withdraw()
-            return ()
-        for v in found:
-            self.verdicts[v.request_class] = v
-            self.exporter.bottleneck.publish(v)
-        self._publish_requests()
-        return found
-
-    def _publish_requests(self) -> None:
-        """The bad requests behind each burning SLO (:mod:`monitor.service.request_metrics`)."""
-        from monitor.report.collect_requests import requests_behind
-
-        now, burning = self.clock(), [s for s in self.model.slos if s.id in self.burning]
-        with self.store.session() as session:
-            for slo in burning:
-                found = requests_behind(self.model, session, slo, now, REQUESTS_WINDOW, request_metrics.TOP)
-                self.exporter.requests.publish(
-                    slo, [r for r in found if r.bad], self.model.alerting.trace_link
-                )
-        self.exporter.requests.forget_others({s.id for s in burning})
-
-    def _withdraw(self) -> None:
-        for cls in list(self.verdicts):
-            self.exporter.bottleneck.forget(cls)
-        self.verdicts.clear()
+        found = assess(self)
+        return SKIPPED if found is None else found
 
     async def _claimed(self, class_name: str, slot: int) -> Callable[[PlannedProbe], bool] | None:
         assert self.fleet is not None
