@@ -31,7 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -42,6 +42,7 @@ from sqlalchemy import text
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.evaluate_load import load_postgres, loaded, reset  # noqa: E402
 from bench.pg import throwaway_postgres  # noqa: E402
 from monitor.model import SLO, Model  # noqa: E402
 from monitor.slo.due import Dirty, evaluate_due  # noqa: E402
@@ -54,8 +55,10 @@ from monitor.store.ops import slices_op  # noqa: E402
 
 N = int(os.environ.get("M3MON_BENCH_SLOS", "500"))
 STEPS = int(os.environ.get("M3MON_BENCH_STEPS", "5"))
-#: "1": also profile one more step (cProfile, top 25 by cumulative time)
-PROFILE = os.environ.get("M3MON_BENCH_PROFILE") == "1"
+#: "1": also profile one more step; "rebuild": profile the rebuild (cProfile, top 25 by cumulative time)
+PROFILE = os.environ.get("M3MON_BENCH_PROFILE", "")
+#: "1" with M3MON_BENCH_URL: time again on an earlier run's load of N SLOs (reset, not reloaded)
+REUSE = os.environ.get("M3MON_BENCH_REUSE") == "1"
 HOUR, SCRAPE = 3600.0, 15.0
 NOW = 1_767_225_600.0 + 40 * 86400 + 40 * 60  # 2026-02-10 00:40 UTC: windows start mid-hour
 SLOS = [
@@ -179,15 +182,26 @@ def old_evaluator(store: Store, at: float, got: dict[str, SLOEvaluation]) -> flo
     return per_slo
 
 
+def profiled(f: Callable[..., list[SLOEvaluation]], *args: object) -> list[SLOEvaluation]:
+    profile = cProfile.Profile()
+    done = profile.runcall(f, *args)
+    pstats.Stats(profile).sort_stats(os.environ.get("M3MON_BENCH_SORT", "cumulative")).print_stats(25)
+    return done
+
+
 def run(url: str) -> None:
     upgrade(url)
     store = TimedStore(url)
-    load(store)
     model = cast(Model, SimpleNamespace(slos=SLOS))
-    with store.session() as s:
-        if store.engine.dialect.name == "postgresql":  # the service writes slices in time order
-            s.execute(text("CLUSTER event_slices USING ix_event_slices_end"))
-        s.execute(text("ANALYZE"))
+    if store.engine.dialect.name != "postgresql":
+        load(store)
+        with store.session() as s:
+            s.execute(text("ANALYZE"))
+    elif REUSE and loaded(store, N):
+        reset(store, NOW)
+        print(f"reusing the loaded month of {N:,} SLOs at {url.rsplit('@', 1)[-1]}")
+    else:  # in time order, as the service writes (evaluate_load.py)
+        load_postgres(store, [s.id for s in SLOS], raw_hours(), NOW)
 
     def baseline() -> float:
         t = time.perf_counter()
@@ -196,7 +210,10 @@ def run(url: str) -> None:
         return time.perf_counter() - t
 
     t = time.perf_counter()
-    evaluate_due(store, model, NOW)
+    if PROFILE == "rebuild":
+        profiled(evaluate_due, store, model, NOW)
+    else:
+        evaluate_due(store, model, NOW)
     rebuild = time.perf_counter() - t
     rnd, steps, at = random.Random(11), [], NOW
     saves: list[dict[str, float]] = []
@@ -210,12 +227,10 @@ def run(url: str) -> None:
         steps.append(time.perf_counter() - t)
         saves.append(store.parts | {"evaluate": steps[-1] - sum(store.parts.values())})
         assert len(done) == N, f"{len(done)} evaluations, expected {N}"
-    if PROFILE:
+    if PROFILE == "1":
         write_minute(store, rnd, at, at + 60)
         at += 60
-        profile = cProfile.Profile()
-        done = profile.runcall(evaluate_due, store, model, at)
-        pstats.Stats(profile).sort_stats(os.environ.get("M3MON_BENCH_SORT", "cumulative")).print_stats(25)
+        done = profiled(evaluate_due, store, model, at)
     old = old_evaluator(store, at, {e.slo_id: e for e in done})
     base = min(baseline() for _ in range(3))
     report(base, rebuild, steps, saves, old, store.running.memory() / N)
