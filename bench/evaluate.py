@@ -1,18 +1,21 @@
 """Benchmark: one evaluation step of N SLOs, every window, from the running sums (incremental).
 
-``M3MON_BENCH_SLOS`` (default 500) server SLOs, one endpoint each, on ``M3MON_BENCH_URL`` (a
-PostgreSQL URL; unset: a throwaway PostgreSQL cluster when its binaries are here, else SQLite).
-The store holds what a month of 15 s slices leaves: hourly rollups for 32 days and raw 15 s
-slices in every hour a window starts in (5m … 30d) and the last three hours, bulk-loaded SLO by
-SLO and then (PostgreSQL) clustered by ``end``: the service writes each scrape's slices as they
-come, so a window's head is a few hundred contiguous pages, not one page per SLO (loaded SLO-major
-and left so, the step's statement spent 262 ms on the server instead of 61 ms). Then:
+``M3MON_BENCH_SLOS`` (default 500; 50,000 is 1,000 tenants × 5 classes × 10 SLOs) server SLOs,
+one endpoint each, on ``M3MON_BENCH_URL`` (a PostgreSQL URL; unset: a throwaway PostgreSQL
+cluster when its binaries are here, else SQLite). The store holds what a month of 15 s slices
+leaves: hourly rollups for 32 days and raw 15 s slices in every hour a window starts in (5m …
+30d) and the last three hours. PostgreSQL generates them itself (bench/evaluate_load.py: 50,000
+SLOs are 80 M slices and 38 M rollups, ~35 min on a loaded 2-core machine), in time order as the
+service writes them, so a window's head is a few hundred contiguous pages, not one page per SLO
+(loaded SLO-major, the step's statement spent 262 ms on the server instead of 61 ms at 5,000).
+``M3MON_BENCH_REUSE=1`` with a URL times again on an earlier run's load (reset, not reloaded).
+Then:
 
 * rebuild: the first :func:`evaluate_due` after a start (reads every SLO's last evaluation and
-  rebuilds the running sums from the rollups) — goal <= 60 s at 5,000 SLOs;
+  rebuilds the running sums from the rollups) — goal <= 60 s at 50,000 SLOs;
 * step: each next minute's slices are written through the store's write path, then one
   :func:`evaluate_due` (plans, announce, running sums, all windows, status, stored evaluations) is
-  timed, best and median of ``M3MON_BENCH_STEPS`` (default 5) — goal <= 1 s at 5,000 SLOs; the
+  timed, best and median of ``M3MON_BENCH_STEPS`` (default 5) — goal <= 1 s at 50,000 SLOs; the
   share spent storing the evaluations is printed apart;
 * old evaluator: today's per-window SQL counts (:class:`monitor.store.counts.EventCounts`) for
   the same instant, on up to 200 SLOs, scaled per SLO, and checked equal to the running sums;
