@@ -40,8 +40,17 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.rules_weight import INTERVAL, ROUNDS, WARMUP, measure, ours, prometheus_config  # noqa: E402
-from bench.rules_weight import start_prometheus, stop, synthetic_config  # noqa: E402
+from bench.rules_weight import (  # noqa: E402  # noqa: E402
+    INTERVAL,
+    ROUNDS,
+    WARMUP,
+    measure,
+    ours,
+    prometheus_config,
+    start_prometheus,
+    stop,
+    synthetic_config,
+)
 from bench.sloth_form import sloth_groups  # noqa: E402
 from bench.weight_source import Source  # noqa: E402
 from monitor.model import Model  # noqa: E402
@@ -75,8 +84,10 @@ def per_tenant(groups: list[dict[str, Any]], tenants: list[str]) -> list[dict[st
     out = []
     for t in tenants:
         for g in groups:
-            rules = [{**r, "expr": _narrow(r["expr"], t), "labels": {**r.get("labels", {}), "tenant": t}}
-                     for r in g["rules"]]  # fmt: skip
+            rules = [
+                {**r, "expr": _narrow(r["expr"], t), "labels": {**r.get("labels", {}), "tenant": t}}
+                for r in g["rules"]
+            ]
             out.append({**g, "name": f"{g['name']}-{t}", "rules": rules})
     return out
 
@@ -88,8 +99,12 @@ def by_tenant(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def rule_files(model: Model, tmp: Path) -> dict[str, Path]:
     mine = yaml.safe_load(ours(model, "ours"))["groups"]
     sloth = sloth_groups(model, f"{INTERVAL}s")
-    docs = {"ours-per-tenant": per_tenant(mine, tenant_ids()), "ours-by-tenant": by_tenant(mine),
-            "sloth-per-tenant": per_tenant(sloth, tenant_ids()), "sloth-by-tenant": by_tenant(sloth)}  # fmt: skip
+    docs = {
+        "ours-per-tenant": per_tenant(mine, tenant_ids()),
+        "ours-by-tenant": by_tenant(mine),
+        "sloth-per-tenant": per_tenant(sloth, tenant_ids()),
+        "sloth-by-tenant": by_tenant(sloth),
+    }
     files = {}
     for name, groups in docs.items():
         files[name] = tmp / f"{name}.rules.yml"
@@ -115,25 +130,40 @@ def _renamed(rule: dict[str, Any], form: str) -> dict[str, Any]:
 
 
 def record_counts(files: dict[str, Path]) -> dict[str, int]:
-    return {name: sum(1 for g in json.loads(f.read_text())["groups"] for r in g["rules"] if "record" in r)
-            for name, f in files.items()}  # fmt: skip
+    return {
+        name: sum(1 for g in json.loads(f.read_text())["groups"] for r in g["rules"] if "record" in r)
+        for name, f in files.items()
+    }
 
 
 def tenant_config(source: Source, files: list[Path]) -> dict[str, Any]:
     """Prometheus' configuration: every target once per tenant, the tenant a target label."""
     config = prometheus_config(source, files)
     for job in config["scrape_configs"]:
-        job["static_configs"] = [{**sc, "labels": {**sc.get("labels", {}), "tenant": t}}
-                                 for sc in job["static_configs"] for t in tenant_ids()]  # fmt: skip
+        job["static_configs"] = [
+            {**sc, "labels": {**sc.get("labels", {}), "tenant": t}}
+            for sc in job["static_configs"]
+            for t in tenant_ids()
+        ]
     return config
 
 
 def ratios(url: str, name: str) -> dict[tuple[str, ...], float]:
     prefix = re.sub(r"[^a-z]", "", name)
-    got = httpx.get(f"{url}/api/v1/query", params={"query": f'{{__name__=~"{prefix}m3mon:slo_error_ratio:.*"}}'},
-                    timeout=60).json()["data"]["result"]  # fmt: skip
-    return {(r["metric"]["__name__"].split(":", 1)[1], r["metric"]["class"], r["metric"]["slo"],
-             r["metric"]["tenant"]): float(r["value"][1]) for r in got}  # fmt: skip
+    got = httpx.get(
+        f"{url}/api/v1/query",
+        params={"query": f'{{__name__=~"{prefix}m3mon:slo_error_ratio:.*"}}'},
+        timeout=60,
+    ).json()["data"]["result"]
+    return {
+        (
+            r["metric"]["__name__"].split(":", 1)[1],
+            r["metric"]["class"],
+            r["metric"]["slo"],
+            r["metric"]["tenant"],
+        ): float(r["value"][1])
+        for r in got
+    }
 
 
 def agreement(url: str) -> str:
@@ -143,24 +173,33 @@ def agreement(url: str) -> str:
     both = [k for k in a if k in b]
     same = sum(1 for k in both if abs(a[k] - b[k]) <= 1e-9 * max(1.0, abs(a[k])))
     worst = max((abs(a[k] - b[k]) / max(abs(a[k]), 1e-12) for k in both), default=0.0)
-    return (f"error-ratio records: {len(a):,} per-tenant, {len(b):,} by-tenant, {len(set(a) ^ set(b)):,} in "
-            f"one form only; {same:,} equal, largest relative difference {worst:.2%} (the forms' groups "
-            "evaluate at different offsets within an interval)")  # fmt: skip
+    return (
+        f"error-ratio records: {len(a):,} per-tenant, {len(b):,} by-tenant, {len(set(a) ^ set(b)):,} in "
+        f"one form only; {same:,} equal, largest relative difference {worst:.2%} (the forms' groups "
+        "evaluate at different offsets within an interval)"
+    )
 
 
 def report(n: int, rules: dict[str, int], rounds: dict[str, list[dict[str, float]]], minutes: float) -> None:
     def med(name: str, key: str) -> float:
         return statistics.median(r[key] for r in rounds[name]) / n
 
-    base = {"rules": rules["sloth-per-tenant"] / n, "samples": med("sloth-per-tenant", "samples"),
-            "seconds": med("sloth-per-tenant", "seconds")}  # fmt: skip
-    print(f"{SLOS} SLOs x {TENANTS} tenants = {n:,} tenant SLOs, {ROUNDS} rounds of {INTERVAL}s after "
-          f"{minutes:.1f} min of history (one Prometheus; per tenant SLO, ratios to sloth-per-tenant)")  # fmt: skip
+    base = {
+        "rules": rules["sloth-per-tenant"] / n,
+        "samples": med("sloth-per-tenant", "samples"),
+        "seconds": med("sloth-per-tenant", "seconds"),
+    }
+    print(
+        f"{SLOS} SLOs x {TENANTS} tenants = {n:,} tenant SLOs, {ROUNDS} rounds of {INTERVAL}s after "
+        f"{minutes:.1f} min of history (one Prometheus; per tenant SLO, ratios to sloth-per-tenant)"
+    )
     for name in FORMS:
         r, samples, secs = rules[name] / n, med(name, "samples"), med(name, "seconds")
-        print(f"{name:17s} {r:8.3f} recording rules ({r / base['rules']:.3f}x)  {samples:6.1f} series "
-              f"written ({samples / base['samples']:.2f}x)  {secs * 1e3:7.3f} ms evaluation "
-              f"({secs / base['seconds']:.2f}x)  missed iterations {rounds[name][-1]['missed']:.0f}")  # fmt: skip
+        print(
+            f"{name:17s} {r:8.3f} recording rules ({r / base['rules']:.3f}x)  {samples:6.1f} series "
+            f"written ({samples / base['samples']:.2f}x)  {secs * 1e3:7.3f} ms evaluation "
+            f"({secs / base['seconds']:.2f}x)  missed iterations {rounds[name][-1]['missed']:.0f}"
+        )
 
 
 def main() -> None:
@@ -186,8 +225,11 @@ def main() -> None:
 
 def per_file_head(url: str) -> int:
     """Series in Prometheus' head block (its own /metrics)."""
-    line = next(x for x in httpx.get(f"{url}/metrics", timeout=30).text.splitlines()
-                if x.startswith("prometheus_tsdb_head_series "))  # fmt: skip
+    line = next(
+        x
+        for x in httpx.get(f"{url}/metrics", timeout=30).text.splitlines()
+        if x.startswith("prometheus_tsdb_head_series ")
+    )
     return int(float(line.split()[1]))
 
 
