@@ -1,18 +1,21 @@
 """Benchmark: one evaluation step of N SLOs, every window, from the running sums (incremental).
 
-``M3MON_BENCH_SLOS`` (default 500) server SLOs, one endpoint each, on ``M3MON_BENCH_URL`` (a
-PostgreSQL URL; unset: a throwaway PostgreSQL cluster when its binaries are here, else SQLite).
-The store holds what a month of 15 s slices leaves: hourly rollups for 32 days and raw 15 s
-slices in every hour a window starts in (5m … 30d) and the last three hours, bulk-loaded SLO by
-SLO and then (PostgreSQL) clustered by ``end``: the service writes each scrape's slices as they
-come, so a window's head is a few hundred contiguous pages, not one page per SLO (loaded SLO-major
-and left so, the step's statement spent 262 ms on the server instead of 61 ms). Then:
+``M3MON_BENCH_SLOS`` (default 500; 50,000 is 1,000 tenants × 5 classes × 10 SLOs) server SLOs,
+one endpoint each, on ``M3MON_BENCH_URL`` (a PostgreSQL URL; unset: a throwaway PostgreSQL
+cluster when its binaries are here, else SQLite). The store holds what a month of 15 s slices
+leaves: hourly rollups for 32 days and raw 15 s slices in every hour a window starts in (5m …
+30d) and the last three hours. PostgreSQL generates them itself (bench/evaluate_load.py: 50,000
+SLOs are 80 M slices and 38 M rollups, ~35 min on a loaded 2-core machine), in time order as the
+service writes them, so a window's head is a few hundred contiguous pages, not one page per SLO
+(loaded SLO-major, the step's statement spent 262 ms on the server instead of 61 ms at 5,000).
+``M3MON_BENCH_REUSE=1`` with a URL times again on an earlier run's load (reset, not reloaded).
+Then:
 
 * rebuild: the first :func:`evaluate_due` after a start (reads every SLO's last evaluation and
-  rebuilds the running sums from the rollups) — goal <= 60 s at 5,000 SLOs;
+  rebuilds the running sums from the rollups) — goal <= 60 s at 50,000 SLOs;
 * step: each next minute's slices are written through the store's write path, then one
   :func:`evaluate_due` (plans, announce, running sums, all windows, status, stored evaluations) is
-  timed, best and median of ``M3MON_BENCH_STEPS`` (default 5) — goal <= 1 s at 5,000 SLOs; the
+  timed, best and median of ``M3MON_BENCH_STEPS`` (default 5) — goal <= 1 s at 50,000 SLOs; the
   share spent storing the evaluations is printed apart;
 * old evaluator: today's per-window SQL counts (:class:`monitor.store.counts.EventCounts`) for
   the same instant, on up to 200 SLOs, scaled per SLO, and checked equal to the running sums;
@@ -31,7 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -42,6 +45,7 @@ from sqlalchemy import text
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.evaluate_load import load_postgres, loaded, reset  # noqa: E402
 from bench.pg import throwaway_postgres  # noqa: E402
 from monitor.model import SLO, Model  # noqa: E402
 from monitor.slo.due import Dirty, evaluate_due  # noqa: E402
@@ -54,8 +58,10 @@ from monitor.store.ops import slices_op  # noqa: E402
 
 N = int(os.environ.get("M3MON_BENCH_SLOS", "500"))
 STEPS = int(os.environ.get("M3MON_BENCH_STEPS", "5"))
-#: "1": also profile one more step (cProfile, top 25 by cumulative time)
-PROFILE = os.environ.get("M3MON_BENCH_PROFILE") == "1"
+#: "1": also profile one more step; "rebuild": profile the rebuild (cProfile, top 25 by cumulative time)
+PROFILE = os.environ.get("M3MON_BENCH_PROFILE", "")
+#: "1" with M3MON_BENCH_URL: time again on an earlier run's load of N SLOs (reset, not reloaded)
+REUSE = os.environ.get("M3MON_BENCH_REUSE") == "1"
 HOUR, SCRAPE = 3600.0, 15.0
 NOW = 1_767_225_600.0 + 40 * 86400 + 40 * 60  # 2026-02-10 00:40 UTC: windows start mid-hour
 SLOS = [
@@ -179,15 +185,26 @@ def old_evaluator(store: Store, at: float, got: dict[str, SLOEvaluation]) -> flo
     return per_slo
 
 
+def profiled(f: Callable[..., list[SLOEvaluation]], *args: object) -> list[SLOEvaluation]:
+    profile = cProfile.Profile()
+    done = profile.runcall(f, *args)
+    pstats.Stats(profile).sort_stats(os.environ.get("M3MON_BENCH_SORT", "cumulative")).print_stats(25)
+    return done
+
+
 def run(url: str) -> None:
     upgrade(url)
     store = TimedStore(url)
-    load(store)
     model = cast(Model, SimpleNamespace(slos=SLOS))
-    with store.session() as s:
-        if store.engine.dialect.name == "postgresql":  # the service writes slices in time order
-            s.execute(text("CLUSTER event_slices USING ix_event_slices_end"))
-        s.execute(text("ANALYZE"))
+    if store.engine.dialect.name != "postgresql":
+        load(store)
+        with store.session() as s:
+            s.execute(text("ANALYZE"))
+    elif REUSE and loaded(store, N):
+        reset(store, NOW)
+        print(f"reusing the loaded month of {N:,} SLOs at {url.rsplit('@', 1)[-1]}")
+    else:  # in time order, as the service writes (evaluate_load.py)
+        load_postgres(store, [s.id for s in SLOS], raw_hours(), NOW)
 
     def baseline() -> float:
         t = time.perf_counter()
@@ -196,7 +213,10 @@ def run(url: str) -> None:
         return time.perf_counter() - t
 
     t = time.perf_counter()
-    evaluate_due(store, model, NOW)
+    if PROFILE == "rebuild":
+        profiled(evaluate_due, store, model, NOW)
+    else:
+        evaluate_due(store, model, NOW)
     rebuild = time.perf_counter() - t
     rnd, steps, at = random.Random(11), [], NOW
     saves: list[dict[str, float]] = []
@@ -210,12 +230,10 @@ def run(url: str) -> None:
         steps.append(time.perf_counter() - t)
         saves.append(store.parts | {"evaluate": steps[-1] - sum(store.parts.values())})
         assert len(done) == N, f"{len(done)} evaluations, expected {N}"
-    if PROFILE:
+    if PROFILE == "1":
         write_minute(store, rnd, at, at + 60)
         at += 60
-        profile = cProfile.Profile()
-        done = profile.runcall(evaluate_due, store, model, at)
-        pstats.Stats(profile).sort_stats(os.environ.get("M3MON_BENCH_SORT", "cumulative")).print_stats(25)
+        done = profiled(evaluate_due, store, model, at)
     old = old_evaluator(store, at, {e.slo_id: e for e in done})
     base = min(baseline() for _ in range(3))
     report(base, rebuild, steps, saves, old, store.running.memory() / N)

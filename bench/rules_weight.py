@@ -61,6 +61,8 @@ INTERVAL = int(os.environ.get("M3MON_BENCH_INTERVAL", "20"))
 VARIANTS = os.environ.get("M3MON_BENCH_VARIANTS", "1") != "0"
 #: Seconds of history before the first measured round (default: four evaluations).
 WARMUP = int(os.environ.get("M3MON_BENCH_WARMUP", str(4 * INTERVAL)))
+#: Seconds to wait for Prometheus to load the rules and become ready.
+READY = int(os.environ.get("M3MON_BENCH_READY", "120"))
 GUARD_TERM = r"\n  and\n    sum_over_time\([^\n]*\) >= [^\n]*\n"
 
 
@@ -151,7 +153,7 @@ def start_prometheus(config: dict[str, Any], tmp: Path) -> tuple[subprocess.Pope
     with (tmp / "prometheus.log").open("ab") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + READY
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit((tmp / "prometheus.log").read_text()[-2000:])

@@ -87,7 +87,10 @@ class Source:
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except BrokenPipeError:  # Prometheus gave up on a slow scrape (an overloaded bench)
+                    pass
 
             def log_message(self, format: str, *args: object) -> None:
                 return

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import String, column, func, select, values
 from sqlalchemy.orm import Session
 
 from monitor.slo.evaluate import SLOEvaluation, WindowResult
@@ -14,6 +14,8 @@ from monitor.store.tables import EvaluationRow
 
 #: Rows are read as plain tuples (not ORM objects): a week of evaluations is ~10k rows per SLO.
 TABLE = EvaluationRow.__table__
+#: SLO ids per statement of :meth:`EvaluationRepo.last_evaluated`'s lookups (bound parameters)
+LOOKUP_CHUNK = 500
 
 
 def window_results(windows: Iterable[dict[str, Any]], at: float) -> tuple[WindowResult, ...]:
@@ -58,18 +60,31 @@ class EvaluationRepo:
 
     def last_evaluated(self, slo_ids: Sequence[str], since: float | None) -> dict[str, float]:
         """The newest evaluated instant of each of ``slo_ids`` that has one. ``since``: an instant
-        most were evaluated at or after (one range read for those; the rest one by one)."""
+        most were evaluated at or after (one range read for those; the rest by index lookups:
+        PostgreSQL 500 a statement, SQLite one by one)."""
         found: dict[str, float] = {}
         if since is not None:
             e = EvaluationRow
             q = select(e.slo_id, func.max(e.evaluated_at)).where(e.evaluated_at >= since).group_by(e.slo_id)
             wanted = set(slo_ids)
             found = {k: float(v) for k, v in self.session.execute(q) if k in wanted}
-        for slo_id in (s for s in slo_ids if s not in found):
-            last = self.last_evaluated_at(slo_id)
-            if last is not None:
-                found[slo_id] = last
+        rest = [s for s in slo_ids if s not in found]
+        if self.session.get_bind().dialect.name != "postgresql":  # in-process: one by one is cheap
+            lasts = {s: self.last_evaluated_at(s) for s in rest}
+            return found | {k: v for k, v in lasts.items() if v is not None}
+        for i in range(0, len(rest), LOOKUP_CHUNK):
+            found.update(self._newest(rest[i : i + LOOKUP_CHUNK]))
         return found
+
+    def _newest(self, slo_ids: Sequence[str]) -> dict[str, float]:
+        """The newest instant of each of ``slo_ids`` that has one: one statement, one index
+        lookup per SLO (a correlated ``max`` over the primary key, not a scan of their rows;
+        PostgreSQL: SQLite has no column names on a ``VALUES`` list)."""
+        e = EvaluationRow
+        ids = values(column("slo_id", String), name="wanted").data([(s,) for s in slo_ids])
+        newest = select(func.max(e.evaluated_at)).where(e.slo_id == ids.c.slo_id).scalar_subquery()
+        rows = self.session.execute(select(ids.c.slo_id, newest))
+        return {str(k): float(cast(float, v)) for k, v in rows if v is not None}
 
     def latest(self, at: float | None = None) -> list[SLOEvaluation]:
         """The newest evaluation of every SLO (at or before ``at`` when given)."""

@@ -35,11 +35,13 @@ import math
 import sys
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate, groupby, islice
 from typing import Literal
 
 from sqlalchemy import func, literal, select, union_all
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.orm import Session
 
 from monitor.store.counts import HOUR, hour_end_sql, pruned_before
@@ -85,6 +87,12 @@ class _State:
         if i < 0 or i >= len(self.good):
             return None
         return self.good[i], self.total[i]
+
+    def complete_all(self, good: Sequence[float], total: Sequence[float]) -> None:
+        """:meth:`complete` with every hour's events as two columns (the same sums, in C)."""
+        self.good.extend(islice(accumulate(good, initial=self.good[-1]), 1, None))
+        self.total.extend(islice(accumulate(total, initial=self.total[-1]), 1, None))
+        self.complete(())  # the trim
 
     def complete(self, hours: Iterable[tuple[float, float]]) -> None:
         """Append completed hours' events, oldest first; drop hours older than KEEP_HOURS."""
@@ -255,18 +263,47 @@ class RunningCounts:
 
     @staticmethod
     def _rebuild_hours(session: Session, states: dict[str, _State], base: float, top: float) -> None:
-        r = SliceRollupRow
-        q = (
-            select(r.slo_id, r.hour_end, r.good, r.total)
-            .where(r.slo_id.in_(sorted(states)), r.hour_end > base, r.hour_end <= top)
-            .order_by(r.slo_id, r.hour_end)
-        )
-        by_slo: dict[str, dict[float, tuple[float, float]]] = defaultdict(dict)
-        for slo_id, hour, good, total in session.execute(q):
-            by_slo[slo_id][float(hour)] = (float(good), float(total))
-        for slo_id, state in states.items():
-            hours = by_slo.get(slo_id, {})
-            state.complete(hours.get(h, (0.0, 0.0)) for h in _boundaries(base, top))
+        boundaries, seen = _boundaries(base, top), set()
+        for slo_id, hours, good, total in _rollups(session, sorted(states), base, top):
+            seen.add(slo_id)
+            if hours == boundaries:  # every hour has a rollup: cum is their running sum
+                states[slo_id].complete_all(good, total)
+            else:
+                by_hour = dict(zip(hours, zip(good, total, strict=True), strict=True))
+                states[slo_id].complete(_dense(by_hour, boundaries))
+        for slo_id in (s for s in states if s not in seen):  # no rollups at all
+            states[slo_id].complete(_dense({}, boundaries))
+
+
+def _rollups(
+    session: Session, slo_ids: Sequence[str], base: float, top: float
+) -> Iterator[tuple[str, list[float], list[float], list[float]]]:
+    """Per SLO with rollups in ``(base, top]``: their hour ends, good and total, oldest first
+    (PostgreSQL: one row per SLO, each column an array; 32 days of 500 SLOs are 384,000 rows)."""
+    r = SliceRollupRow
+    where = (r.slo_id.in_(slo_ids), r.hour_end > base, r.hour_end <= top)
+    if session.get_bind().dialect.name == "postgresql":
+        order = r.hour_end.asc()
+        cols = [func.array_agg(aggregate_order_by(c, order)) for c in (r.hour_end, r.good, r.total)]
+        arrays = select(r.slo_id, *cols).where(*where).group_by(r.slo_id)
+        for row in session.execute(arrays):
+            yield str(row[0]), list(row[1]), list(row[2]), list(row[3])
+        return
+    q = select(r.slo_id, r.hour_end, r.good, r.total).where(*where).order_by(r.slo_id, r.hour_end)
+    for slo_id, rows in groupby(session.execute(q), key=lambda row: str(row[0])):
+        hours: list[float] = []
+        good: list[float] = []
+        total: list[float] = []
+        for _, h, g, t in rows:
+            hours.append(float(h))
+            good.append(float(g))
+            total.append(float(t))
+        yield slo_id, hours, good, total
+
+
+def _dense(hours: dict[float, tuple[float, float]], boundaries: list[float]) -> Iterator[tuple[float, float]]:
+    """Each boundary's (good, total), zeros where an hour has no rollup."""
+    return (hours.get(h, (0.0, 0.0)) for h in boundaries)
 
 
 def _key(length: float) -> float:

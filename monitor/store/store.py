@@ -125,7 +125,7 @@ class Store:
 
     def last_evaluated(self, slo_ids: Sequence[str]) -> dict[str, float]:
         """Newest stored instants; those evaluated at or after the running sums' step are read in
-        one range scan, the others one by one (all of them on the first call)."""
+        one range scan, the others by index lookups, 500 a statement (all of them on the first call)."""
         with self.session() as s:
             return EvaluationRepo(s).last_evaluated(slo_ids, self.running.at)
 
