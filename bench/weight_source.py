@@ -10,6 +10,7 @@ errors and 5 % slower than every SLO threshold. Served on a free loopback port i
 
 from __future__ import annotations
 
+import contextlib
 import math
 import socket
 import threading
@@ -87,10 +88,8 @@ class Source:
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                try:
+                with contextlib.suppress(BrokenPipeError):  # Prometheus gave up on a slow scrape
                     self.wfile.write(body)
-                except BrokenPipeError:  # Prometheus gave up on a slow scrape (an overloaded bench)
-                    pass
 
             def log_message(self, format: str, *args: object) -> None:
                 return
