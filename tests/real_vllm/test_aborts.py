@@ -41,9 +41,11 @@ from tests.real_vllm.stack import SERVED
 
 #: Output tokens asked for (with ``ignore_eos``): longer than any timeout below at this model's speed.
 LONG = 1900
-#: The probe's timeout: well after a first token (10-20 ms quiet, ~0.3 s at load 10), well before
-#: 1,900 tokens (700-900 tokens/s quiet).
+#: The probe's timeout at least: well after a first token (10-20 ms quiet, ~0.3 s at load 10), well
+#: before 1,900 tokens (700-900 tokens/s quiet). A busier machine gets a longer one (:func:`_timeout`).
 PROBE_TIMEOUT = 1.0
+#: ... and at most (a machine slow to the first token decodes 1,900 tokens slowly too).
+MAX_TIMEOUT = 3.0
 
 
 class _LongAnswers(httpx.AsyncBaseTransport):
@@ -75,9 +77,18 @@ def _model(real: Real, tmp: Path) -> Model:
     return load_model(path)
 
 
-def _probe_cut_mid_stream(model: Model) -> ProbeResult:
+def _timeout(real: Real) -> float:
+    """The probe's timeout: 4 first tokens of the server as it is now (a one-token request's round
+    trip), so the cut falls after the first token on a loaded machine too, within the bounds."""
+    short = {"model": SERVED, "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]}
+    r = httpx.post(f"{real.server.base_url}/v1/chat/completions", json=short, timeout=60)
+    assert r.status_code == 200, r.text
+    return min(MAX_TIMEOUT, max(PROBE_TIMEOUT, 4 * r.elapsed.total_seconds()))
+
+
+def _probe_cut_mid_stream(model: Model, timeout: float) -> ProbeResult:
     (p,) = [p for p in plan_round(model, kinds=["chat"]) if p.target.endpoint.name == ENDPOINT]
-    plan = dataclasses.replace(p.spec.plan, timeout=PROBE_TIMEOUT)
+    plan = dataclasses.replace(p.spec.plan, timeout=timeout)
     cut = dataclasses.replace(p, spec=dataclasses.replace(p.spec, plan=plan, max_tokens=LONG))
 
     async def go() -> ProbeResult:
@@ -117,12 +128,13 @@ def _finished(real: Real) -> dict[str, float]:
 def test_a_client_that_gives_up_mid_stream_is_counted_once(real: Real, tmp_path: Path) -> None:
     wait_for_probe_round(real)  # the service's own round is over: only this test's requests now
     model = _model(real, tmp_path)
+    timeout = _timeout(real)
     before = _finished(real)
 
-    probe = _probe_cut_mid_stream(model)
+    probe = _probe_cut_mid_stream(model, timeout)
     assert probe.reason == "timeout", (probe.reason, probe.detail)
     assert probe.trace_id is not None
-    assert probe.timings.ttft is not None and 0 < probe.timings.ttft < PROBE_TIMEOUT, probe.timings
+    assert probe.timings.ttft is not None and 0 < probe.timings.ttft < timeout, (timeout, probe.timings)
     events = {s.slo_id.split("/")[-1]: (s.good, s.total) for s in slices_from_probe(model, probe)}
     assert events == {"availability": (0.0, 1.0), "goodput": (0.0, 1.0)}  # no TTFT event
 
