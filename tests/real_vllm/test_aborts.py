@@ -22,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import secrets
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -39,13 +41,21 @@ from tests.e2e.stack import wait_until
 from tests.real_vllm.conftest import ENDPOINT, Real, wait_for_probe_round
 from tests.real_vllm.stack import SERVED
 
+#: The cut must fall between the first token and the last of a real server whose speed a busy
+#: machine changes from one request to the next: beside the quick tier's other tests the first
+#: token came after the timeout (twice in CI), and a longer timeout let the answer finish first.
+#: It runs alone, after the other tiers: .ci/run sets M3MON_REAL_ABORTS=1 for one
+#: `make test-real-vllm` of this test (with the overload test, one after the other).
+ALONE = os.environ.get("M3MON_REAL_ABORTS", "") not in ("", "0")
+pytestmark = [
+    pytest.mark.skipif(not ALONE, reason="set M3MON_REAL_ABORTS=1: timing needs a machine to itself")
+]
+
 #: Output tokens asked for (with ``ignore_eos``): longer than any timeout below at this model's speed.
 LONG = 1900
-#: The probe's timeout at least: well after a first token (10-20 ms quiet, ~0.3 s at load 10), well
-#: before 1,900 tokens (700-900 tokens/s quiet). A busier machine gets a longer one (:func:`_timeout`).
+#: The probe's timeout: well after a first token (10-20 ms quiet, ~0.3 s at load 10), well before
+#: 1,900 tokens (700-900 tokens/s quiet).
 PROBE_TIMEOUT = 1.0
-#: ... and at most (a machine slow to the first token decodes 1,900 tokens slowly too).
-MAX_TIMEOUT = 3.0
 
 
 class _LongAnswers(httpx.AsyncBaseTransport):
@@ -77,18 +87,9 @@ def _model(real: Real, tmp: Path) -> Model:
     return load_model(path)
 
 
-def _timeout(real: Real) -> float:
-    """The probe's timeout: 4 first tokens of the server as it is now (a one-token request's round
-    trip), so the cut falls after the first token on a loaded machine too, within the bounds."""
-    short = {"model": SERVED, "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]}
-    r = httpx.post(f"{real.server.base_url}/v1/chat/completions", json=short, timeout=60)
-    assert r.status_code == 200, r.text
-    return min(MAX_TIMEOUT, max(PROBE_TIMEOUT, 4 * r.elapsed.total_seconds()))
-
-
-def _probe_cut_mid_stream(model: Model, timeout: float) -> ProbeResult:
+def _probe_cut_mid_stream(model: Model) -> ProbeResult:
     (p,) = [p for p in plan_round(model, kinds=["chat"]) if p.target.endpoint.name == ENDPOINT]
-    plan = dataclasses.replace(p.spec.plan, timeout=timeout)
+    plan = dataclasses.replace(p.spec.plan, timeout=PROBE_TIMEOUT)
     cut = dataclasses.replace(p, spec=dataclasses.replace(p.spec, plan=plan, max_tokens=LONG))
 
     async def go() -> ProbeResult:
@@ -128,13 +129,12 @@ def _finished(real: Real) -> dict[str, float]:
 def test_a_client_that_gives_up_mid_stream_is_counted_once(real: Real, tmp_path: Path) -> None:
     wait_for_probe_round(real)  # the service's own round is over: only this test's requests now
     model = _model(real, tmp_path)
-    timeout = _timeout(real)
     before = _finished(real)
 
-    probe = _probe_cut_mid_stream(model, timeout)
+    probe = _probe_cut_mid_stream(model)
     assert probe.reason == "timeout", (probe.reason, probe.detail)
     assert probe.trace_id is not None
-    assert probe.timings.ttft is not None and 0 < probe.timings.ttft < timeout, (timeout, probe.timings)
+    assert probe.timings.ttft is not None and 0 < probe.timings.ttft < PROBE_TIMEOUT, probe.timings
     events = {s.slo_id.split("/")[-1]: (s.good, s.total) for s in slices_from_probe(model, probe)}
     assert events == {"availability": (0.0, 1.0), "goodput": (0.0, 1.0)}  # no TTFT event
 
