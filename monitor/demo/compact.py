@@ -25,7 +25,7 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from monitor.store import Store
-from monitor.store.counts import HOUR, PRUNED_KEY, pruned_before
+from monitor.store.counts import HOUR, PRUNED_KEY, pruned_before, remember_history_start
 from monitor.store.engine import sqlite_file
 from monitor.store.queries import BURN_LOOKBACK, HOT
 from monitor.store.tables import EvaluationRow, EventSliceRow, MetaRow, ProbeResultRow, ServerSpanRow
@@ -57,6 +57,7 @@ class Compacted:
 
 def _delete(session: Session, raw_before: float, evaluations_before: float) -> tuple[int, ...]:
     e = EvaluationRow
+    remember_history_start(session)
     stmts = (
         delete(ProbeResultRow).where(ProbeResultRow.started_at < raw_before),
         delete(ServerSpanRow).where(ServerSpanRow.start_time < raw_before),

@@ -25,6 +25,7 @@ from monitor.report.data import SeriesPoint, SLOSeries
 from monitor.report.events import Windows
 from monitor.slo.evaluate import WindowResult, window_result
 from monitor.slo.windows import Window
+from monitor.store.counts import history_started
 from monitor.store.tables import EventSliceRow, SliceRollupRow
 
 HOUR = 3600.0
@@ -43,7 +44,9 @@ def history_start(session: Session, end: float) -> float | None:
     """End of the store's earliest event slice up to ``end`` (any SLO): where its history begins."""
     s = EventSliceRow
     value = session.scalar(select(func.min(s.end)).where(s.end <= end))
-    return float(value) if value is not None else None
+    remembered = history_started(session)  # from before raw slices were pruned
+    found = [float(v) for v in (value, remembered) if v is not None and v <= end]
+    return min(found) if found else None
 
 
 def step_for(start: float, end: float) -> float:

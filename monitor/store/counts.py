@@ -24,6 +24,27 @@ HOUR = 3600.0
 PRUNED_KEY = "slices_pruned_before"
 
 
+#: The end of the store's earliest event slice, remembered before raw slices are pruned (the
+#: report's "where history begins" outlives the slices; the hourly rollups keep their counts).
+HISTORY_START_KEY = "history_starts_at"
+
+
+def remember_history_start(session: Session) -> None:
+    """Record where the store's history begins, before a prune deletes raw slices."""
+    first = session.scalar(select(func.min(EventSliceRow.end)))
+    if first is None:
+        return
+    known = history_started(session)
+    if known is None or first < known:
+        session.merge(MetaRow(key=HISTORY_START_KEY, value=float(first)))
+
+
+def history_started(session: Session) -> float | None:
+    """Where the store's history began as remembered before a prune (None: never pruned)."""
+    row = session.get(MetaRow, HISTORY_START_KEY)
+    return row.value if row is not None else None
+
+
 def pruned_before(session: Session) -> float:
     """Slices ending at or before this time may have been pruned (0 when nothing was)."""
     row = session.get(MetaRow, PRUNED_KEY)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from monitor.store.counts import PRUNED_KEY, pruned_before
+from monitor.store.counts import PRUNED_KEY, pruned_before, remember_history_start
 from monitor.store.tables import (
     EventSliceRow,
     GpuSampleRow,
@@ -45,6 +45,7 @@ class Pruned:
 def prune(session: Session, now: float, retention: float) -> Pruned:
     """Delete raw rows older than ``now − retention`` inside the caller's transaction."""
     cutoff = now - retention
+    remember_history_start(session)
     counts = []
     for stmt in (
         delete(ProbeResultRow).where(ProbeResultRow.started_at < cutoff),

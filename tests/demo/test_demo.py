@@ -175,8 +175,11 @@ def test_the_html_marks_every_derived_incident(demo: Demo) -> None:
 @pytest.mark.real
 def test_the_pdf_tells_the_readers_summary(demo: Demo) -> None:
     text = pages.pdf_text(demo.out / "report" / "report.pdf")
+    # pdftotext joins a word the layout broke at its hyphen ("queue-|p95" reads "queuep95"): compare
+    # without hyphens
+    flat = text.replace("-", "")
     for r in demo.doc["reader"]:
-        assert r["text"] in text, r["text"]
+        assert r["text"].replace("-", "") in flat, r["text"]
     # the brown-out and the live incident: missed, and the derived page incident named
     (line,) = [r["text"] for r in demo.doc["reader"] if r["class"] == "interactive-32k"]
     assert line.startswith("interactive-32k: missed — ") and "(derived from burn evaluations)" in line
