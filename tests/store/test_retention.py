@@ -51,3 +51,20 @@ def test_gpu_samples_are_written_once_and_pruned_with_the_raw_rows(store: Store,
     with store.session() as s:
         times = s.scalars(select(GpuSampleRow.time).order_by(GpuSampleRow.time)).all()
     assert times == [T0 + d * DAY for d in range(6, 20)]
+
+
+def test_where_history_begins_outlives_the_pruned_slices(store: Store, model: Model) -> None:
+    """The report labels a week partial from where the store's history begins: the first stored
+    event's instant (docs/report.md), whatever retention pruned since."""
+    from monitor.report.series import history_start
+
+    first = probe(T0 + 1800)
+    store.apply([probe_op(model, p) for p in (first, *(probe(T0 + d * DAY + 1800) for d in range(1, 20)))])
+    now = T0 + 20 * DAY
+    with store.session() as s:
+        begins = history_start(s, now)
+    assert begins is not None and begins >= first.started_at  # the first probe's outcome
+    store.prune(now, 14 * DAY)
+    with store.session() as s:
+        assert s.scalar(select(func.min(EventSliceRow.end))) > begins  # its slices are gone
+        assert history_start(s, now) == begins
