@@ -4,13 +4,14 @@ parser, not the collector's), and a tiny static HTTP server that serves held pag
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.http import serving
 
 #: The histogram family vLLM and SGLang serve for each latency SLI, newest name first (from the
 #: reference tables of vLLM 0.6-0.33 and SGLang 0.3-0.5, not from the code under test).
@@ -40,19 +41,21 @@ def served_family(text: str, sli: str) -> str:
     return next(f for f in FAMILIES[sli] if f in edges)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        routes: dict[str, tuple[str, str]] = self.server.routes  # type: ignore[attr-defined]
-        found = routes.get(self.path)
-        body = found[1].encode() if found else b"not found"
-        self.send_response(200 if found else 404)
-        self.send_header("Content-Type", found[0] if found else "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+def _handler(routes: dict[str, tuple[str, str]]) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            found = routes.get(self.path)
+            body = found[1].encode() if found else b"not found"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", found[0] if found else "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-    def log_message(self, *args: Any) -> None:
-        pass
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Handler
 
 
 @contextmanager
@@ -63,17 +66,8 @@ def static_server(metrics: str, models: Any = None, version: str | None = None) 
         routes["/v1/models"] = ("application/json", json.dumps(models))
     if version is not None:
         routes["/version"] = ("application/json", json.dumps({"version": version}))
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    httpd.routes = routes  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    with serving(_handler(routes)) as url:
+        yield url
 
 
 def models_doc(model: str, max_model_len: int | None) -> dict[str, Any]:

@@ -6,10 +6,9 @@ scraping the exporter the way it scrapes ``m3mon run`` (it asks for OpenMetrics 
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -20,6 +19,7 @@ from monitor.exporter import Exporter
 from monitor.model import Model
 from monitor.probes.result import ProbeResult
 from monitor.probes.runner import plan_round, run_probe
+from tests.support.http import serving
 from tests.support.prometheus import running_prometheus, wait_for
 
 pytestmark = pytest.mark.timeout(90)
@@ -35,7 +35,7 @@ def _results(model: Model) -> list[ProbeResult]:
 
 @contextmanager
 def _serving(exporter: Exporter) -> Iterator[str]:
-    """The exporter's /metrics over real HTTP, negotiated as the service's route does."""
+    """The exporter's /metrics over real HTTP, negotiated as the service's route does; yields host:port."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -48,14 +48,8 @@ def _serving(exporter: Exporter) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url.removeprefix("http://")
 
 
 def test_the_text_format_has_no_exemplars_and_openmetrics_has_them(model: Model) -> None:

@@ -14,6 +14,23 @@ from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.ops import Op, endpoints_op
 
+
+def one_class(timezone: str = "UTC") -> str:
+    """The smallest report config: one endpoint serving one class with a probe availability SLO."""
+    return f"""\
+version: m3mon/v1
+endpoints:
+  - {{name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat]}}
+request_classes:
+  - name: chat
+    max_context_tokens: 32768
+    probes: [chat]
+    slos:
+      - {{name: availability, sli: availability, objective: 99, source: probes}}
+report: {{timezone: {timezone}}}
+"""
+
+
 WEEK = Period("2026-W48", datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 30, tzinfo=UTC))
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

@@ -25,19 +25,9 @@ from monitor.slo.evaluate import evaluate_counts
 from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.ops import alertmanager_op, endpoints_op, probe_op
+from tests.report import stores
 
-CONFIG = """\
-version: m3mon/v1
-endpoints:
-  - {name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat]}
-request_classes:
-  - name: chat
-    max_context_tokens: 32768
-    probes: [chat]
-    slos:
-      - {name: availability, sli: availability, objective: 99, source: probes}
-report: {timezone: UTC}
-"""
+CONFIG = stores.one_class()
 STEP = 1200.0
 START = datetime(2026, 11, 16, tzinfo=UTC).timestamp()
 FAIL = datetime(2026, 11, 24, 10, 0, tzinfo=UTC).timestamp()

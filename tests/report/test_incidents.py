@@ -27,19 +27,9 @@ from monitor.store.incidents import BurnIncident, derive_burn_incidents
 from monitor.store.migrate import upgrade
 from monitor.store.ops import alertmanager_op, endpoints_op, probe_op
 from monitor.store.queries import StoredBurn
+from tests.report import stores
 
-CONFIG = """\
-version: m3mon/v1
-endpoints:
-  - {name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat]}
-request_classes:
-  - name: chat
-    max_context_tokens: 32768
-    probes: [chat]
-    slos:
-      - {name: availability, sli: availability, objective: 99, source: probes}
-report: {timezone: UTC}
-"""
+CONFIG = stores.one_class()
 T0 = datetime(2026, 11, 25, 10, 0, tzinfo=UTC).timestamp()
 MIN = 60.0
 

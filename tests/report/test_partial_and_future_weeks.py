@@ -23,18 +23,7 @@ from monitor.store import Store
 from monitor.store.ops import Op, probe_op
 from tests.report import stores
 
-CONFIG = """\
-version: m3mon/v1
-endpoints:
-  - {name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat]}
-request_classes:
-  - name: chat
-    max_context_tokens: 32768
-    probes: [chat]
-    slos:
-      - {name: availability, sli: availability, objective: 99, source: probes}
-report: {timezone: UTC}
-"""
+CONFIG = stores.one_class()
 FIRST = datetime(2026, 11, 22, 12, 0, tzinfo=UTC).timestamp()
 HOURS = (stores.WEEK.start.timestamp() - FIRST) / 3600  # 12
 

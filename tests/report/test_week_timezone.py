@@ -28,19 +28,9 @@ from monitor.report import generate, periods
 from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.ops import endpoints_op, probe_op
+from tests.report import stores
 
-CONFIG = """\
-version: m3mon/v1
-endpoints:
-  - {name: ep, base_url: "http://127.0.0.1:9", backend: vllm, model: m, classes: [chat]}
-request_classes:
-  - name: chat
-    max_context_tokens: 32768
-    probes: [chat]
-    slos:
-      - {name: availability, sli: availability, objective: 99, source: probes}
-report: {timezone: Asia/Kolkata}
-"""
+CONFIG = stores.one_class("Asia/Kolkata")
 FIRST = datetime(2026, 11, 20, 0, 10, tzinfo=UTC).timestamp()
 HOUR = 3600.0
 FAILED = {datetime(2026, 11, d, h, 10, tzinfo=UTC).timestamp() for d, h in ((22, 19), (22, 20), (29, 19), (29, 20), (29, 21))}  # fmt: skip
