@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monitor.addresses import checked_storage_url
-from monitor.config import ConfigSpec, external_url, load_config, parse_maintenance_file, sqlite_beside
+from monitor.config import ConfigSpec, load_config, parse_maintenance_file
+from monitor.config_service import external_url, sqlite_beside
 from monitor.conventions import LATENCY_SLIS, PROBE_LATENCY_BUCKETS, period_window
 from monitor.errors import ConfigError
 from monitor.maintenance import Maintenance, MaintenanceSpec, build_maintenance
+from monitor.model_service import Alerting, Credentials, Fleet, FleetMonitor, Report, Smtp, Storage
+from monitor.model_traffic import Traffic
 
 
 @dataclass(frozen=True)
@@ -150,36 +153,6 @@ class ProbePlan:
 
 
 @dataclass(frozen=True)
-class Traffic:
-    """Where real requests' tenant and priority come from, and which tenants keep their own label.
-
-    At most :attr:`tenant_cap` tenant label values exist: the named ``tenants``, up to
-    ``top_tenants`` of the busiest others, and ``other`` for the rest.
-    """
-
-    tenant_attributes: tuple[str, ...] = ("tenant.id", "user.id")
-    priority_attribute: str = "vllm.request.priority"
-    default_priority: float = 0.0
-    tenants: tuple[str, ...] = ()
-    top_tenants: int = 0
-    min_tenant_requests: int = 100
-    #: (band, highest priority in it; None: unbounded), ascending; () is one band, ``all``.
-    priority_bands: tuple[tuple[str, float | None], ...] = ()
-
-    @property
-    def tenant_cap(self) -> int:
-        return len(self.tenants) + self.top_tenants + 1
-
-    def band(self, priority: float | None) -> str:
-        """The band of a request with ``priority`` (None: the default priority)."""
-        value = self.default_priority if priority is None else priority
-        for name, up_to in self.priority_bands:
-            if up_to is None or value <= up_to:
-                return name
-        return self.priority_bands[-1][0] if self.priority_bands else "all"
-
-
-@dataclass(frozen=True)
 class BudgetPolicy:
     """When deploys to a class freeze (``m3mon budget gate``)."""
 
@@ -198,83 +171,8 @@ class RequestClass:
     budget_policy: BudgetPolicy = field(default_factory=lambda: BudgetPolicy(0.10, True))
 
 
-@dataclass(frozen=True)
-class Alerting:
-    page_labels: tuple[tuple[str, str], ...]
-    page_receiver: str
-    page_webhook: str | None
-    ticket_labels: tuple[tuple[str, str], ...]
-    ticket_receiver: str
-    ticket_webhook: str | None
-    monitor_receiver_url: str
-    runbook_base_url: str
-    job_vllm: str
-    job_monitor: str
-    grafana_url: str = "http://127.0.0.1:3000"
-    trace_url: str | None = None
-
-    def trace_link(self, trace_id: str | None) -> str | None:
-        """The trace viewer's link for ``trace_id`` (None without a ``trace_url`` or a trace id)."""
-        if self.trace_url is None or not trace_id:
-            return None
-        return self.trace_url.replace("{trace_id}", trace_id)
-
-
-@dataclass(frozen=True)
-class Smtp:
-    host: str
-    port: int
-    starttls: bool
-    username_env: str | None
-    password_env: str | None
-    sender: str
-
-
-@dataclass(frozen=True)
-class Report:
-    recipients: tuple[str, ...]
-    schedule: str
-    timezone: str
-    smtp: Smtp
-    webhook_url: str | None
-
-
 #: When set, replaces ``storage.url``: keeps a database password out of the file (compose sets it).
 STORAGE_URL_ENV = "M3MON_STORAGE_URL"
-
-
-@dataclass(frozen=True)
-class Storage:
-    url: str
-    retention: float
-    buffer_dir: str
-    buffer_max_items: int
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """What Prometheus, Alertmanager and vLLM present to the monitor (basic auth, optional CA)."""
-
-    username: str
-    password_file: str
-    ca_file: str | None = None
-
-
-@dataclass(frozen=True)
-class FleetMonitor:
-    shard: int
-    replica: str
-    address: str
-
-
-@dataclass(frozen=True)
-class Fleet:
-    """Fleet mode: ``shards`` hashmod shards; this process's ``shard``/``replica`` when set."""
-
-    shards: int = 1
-    shard: int | None = None
-    replica: str | None = None
-    monitors: tuple[FleetMonitor, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -291,13 +189,13 @@ class Model:
     #: exporter-toolkit web config the service serves with (resolved against the config's folder).
     web_config_file: str | None = None
     credentials: Credentials | None = None
-    fleet: Fleet = Fleet()
+    fleet: Fleet = field(default_factory=Fleet)
     #: OTLP/HTTP metrics URL for the probes' GenAI client metrics (None: not exported) and period.
     otlp_metrics: tuple[str, float] | None = None
     #: Maintenance windows from the config and its maintenance file (docs/maintenance.md).
     maintenance: Maintenance = field(default_factory=Maintenance)
     maintenance_file: str | None = None
-    traffic: Traffic = Traffic()
+    traffic: Traffic = field(default_factory=Traffic)
 
     @property
     def slos(self) -> tuple[SLO, ...]:

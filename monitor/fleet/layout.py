@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from monitor.model import Fleet, FleetMonitor, Model
+from monitor.model import Model
+from monitor.model_service import Fleet, FleetMonitor
 
 DEFAULT_SHARDS = 2
 REPLICAS = ("a", "b")

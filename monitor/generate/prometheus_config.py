@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 
 from monitor import conventions as cv
 from monitor.fleet.shard import Shard
-from monitor.model import Endpoint, FleetMonitor, Model
+from monitor.model import Endpoint, Model
+from monitor.model_service import FleetMonitor
 
 #: prometheus_client >= 0.22 answers Prometheus 2.x's OpenMetrics Accept header with
 #: ``escaping=underscores``: ``vllm:num_requests_running`` arrives as ``vllm_num_requests_running``.

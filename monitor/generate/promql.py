@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from monitor import conventions as cv
 from monitor import vllm_buckets
-from monitor.model import SLO, Alerting, Model
+from monitor.model import SLO, Model
+from monitor.model_service import Alerting
 
 #: Server-side latency SLI -> (vLLM histogram, its default bucket edges).
 VLLM_LATENCY: dict[str, tuple[str, tuple[float, ...]]] = {

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from monitor.model import Alerting
+from monitor.model_service import Alerting
 
 
 @dataclass(frozen=True)

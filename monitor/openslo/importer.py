@@ -17,7 +17,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from monitor.config import AlertingSpec, EndpointSpec, parse_config, sqlite_beside
+from monitor.config import EndpointSpec, parse_config
+from monitor.config_service import AlertingSpec, sqlite_beside
 from monitor.errors import ConfigError
 from monitor.openslo import documents as d
 from monitor.openslo.mapping import Index, map_slo

@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 
 from monitor.errors import M3MonError, ReportError
-from monitor.model import Model, Smtp
+from monitor.model import Model
+from monitor.model_service import Smtp
 from monitor.report import generate, slack
 from monitor.report.periods import last_complete_week, zone
 from monitor.store import Store

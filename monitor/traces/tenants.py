@@ -25,7 +25,7 @@ import hashlib
 from typing import Final
 
 from monitor.conventions import TENANT_OTHER, TENANTS_FOLDED_COUNTED
-from monitor.model import Traffic
+from monitor.model_traffic import Traffic
 
 #: Tenant ids whose request counts are kept to find the busiest (per top slot, at least 64).
 CANDIDATES_PER_SLOT: Final = 8

@@ -15,7 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from monitor.config import parse_config
 from monitor.errors import ConfigError
 from monitor.exporter import Exporter
-from monitor.model import Traffic, build_model
+from monitor.model import build_model
+from monitor.model_traffic import Traffic
 from monitor.sim.harness import running_simulator
 from monitor.sim.tenants import TenantMix
 from monitor.slo.traffic import TrafficJudge, traffic_slices
