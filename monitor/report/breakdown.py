@@ -21,7 +21,7 @@ Each part is a mean seconds per request, and the report says where it came from:
   network.
 
 A part is "no data" only when none of these has it. The same parts are also averaged per step of
-the report's time series (:class:`~monitor.report.data.BreakdownSeries`).
+the report's time series (:class:`~monitor.report.latency_data.BreakdownSeries`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from sqlalchemy.orm import Session
 
 from monitor.bottleneck.tail import SOURCE_METRICS, SOURCE_SPANS, Sample
 from monitor.model import Model
-from monitor.report.data import BREAKDOWN_PARTS, Breakdown, BreakdownPoint, BreakdownSeries
+from monitor.report.latency_data import BREAKDOWN_PARTS, Breakdown, BreakdownPoint, BreakdownSeries
 from monitor.store.tables import ScrapeIntervalRow
 
 SERVER_PARTS = ("queue", "prefill", "decode")

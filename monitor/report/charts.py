@@ -19,15 +19,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from monitor.report.data import (
-    AT_RISK_BUDGET,
+from monitor.report.data import AT_RISK_BUDGET, SeriesPoint, SLOSeries
+from monitor.report.latency_data import (
     BREAKDOWN_PARTS,
     LATENCY_KINDS,
     Breakdown,
     BreakdownSeries,
     LatencyStats,
-    SeriesPoint,
-    SLOSeries,
 )
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")

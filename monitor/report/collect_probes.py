@@ -39,7 +39,8 @@ from monitor.probes import gaps
 from monitor.report import breakdown as brk
 from monitor.report import collect_bottleneck
 from monitor.report.collect_bottleneck import timing
-from monitor.report.data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats, Period, ProbeFailure
+from monitor.report.data import Period, ProbeFailure
+from monitor.report.latency_data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats
 from monitor.report.redact import Redactor
 from monitor.store.ops import COMPLETED_AT
 from monitor.store.tables import ProbeResultRow, ServerSpanRow

@@ -17,6 +17,7 @@ from monitor.bottleneck.rules import Verdict
 from monitor.bottleneck.tail import TailShare
 from monitor.report.budget import ClassBudget
 from monitor.report.goodput import GoodputSection
+from monitor.report.latency_data import Breakdown, BreakdownSeries, LatencyStats
 from monitor.report.maintenance import MaintenanceSection
 
 #: Status of one SLO or one request class for the week (see docs/report.md "Status").
@@ -32,20 +33,6 @@ AT_RISK_BUDGET = 0.25
 AT_RISK_BURN = 1.0
 #: The "recent" window whose burn rate decides "at risk".
 RECENT_SECONDS = 86400.0
-
-#: Latency SLIs whose percentiles the report shows, and the breakdown parts, in display order.
-LATENCY_KINDS: tuple[str, ...] = ("ttft", "itl", "e2e")
-#: The breakdown's parts (JSON ``<part>_seconds``); the stages of ``monitor.conventions.STAGES``,
-#: the first five in the order the report always had, then the two issue 25 added.
-BREAKDOWN_PARTS: tuple[str, ...] = (
-    "queue",
-    "prefill",
-    "decode",
-    "network",
-    "tool_turnaround",
-    "tokenization",
-    "retry",
-)
 
 
 @dataclass(frozen=True)
@@ -136,55 +123,6 @@ class SLOSeries:
     slo: str
     objective: float
     points: tuple[SeriesPoint, ...]
-
-
-@dataclass(frozen=True)
-class LatencyStats:
-    """Percentiles (seconds) of one latency measure of one class over the week's probes."""
-
-    request_class: str
-    kind: str  # one of LATENCY_KINDS
-    count: int
-    p50: float | None
-    p95: float | None
-    p99: float | None
-
-
-@dataclass(frozen=True)
-class Breakdown:
-    """Mean seconds per request spent in each part (``None`` where nothing reported the part)."""
-
-    request_class: str
-    count: int
-    parts: tuple[tuple[str, float | None], ...]  # (part, mean seconds) in BREAKDOWN_PARTS order
-    sources: tuple[tuple[str, str | None], ...] = ()  # (part, where its numbers came from)
-    population: str = "probe requests"  # whose requests the means are over (breakdown.population)
-
-    def part(self, name: str) -> float | None:
-        return dict(self.parts).get(name)
-
-    def source(self, name: str) -> str | None:
-        return dict(self.sources).get(name)
-
-
-@dataclass(frozen=True)
-class BreakdownPoint:
-    """Mean seconds per part over the requests of one step (``None`` where none reported it)."""
-
-    at: datetime  # end of the step
-    count: int
-    parts: tuple[tuple[str, float | None], ...]
-
-    def part(self, name: str) -> float | None:
-        return dict(self.parts).get(name)
-
-
-@dataclass(frozen=True)
-class BreakdownSeries:
-    """The breakdown of one class over the period, one point per step with data."""
-
-    request_class: str
-    points: tuple[BreakdownPoint, ...]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from monitor.report.data import (
     AT_RISK_BUDGET,
     AT_RISK_BURN,
     SOURCE_DERIVED,
-    Breakdown,
     DeploymentChange,
     Exhaustion,
     Incident,
@@ -24,6 +23,7 @@ from monitor.report.data import (
     SLOLine,
     Status,
 )
+from monitor.report.latency_data import Breakdown
 from monitor.slo import numbers
 
 NO_DATA = numbers.NO_DATA

@@ -16,20 +16,17 @@ from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report import tail as report_tail
 from monitor.report.data import (
-    BREAKDOWN_PARTS,
-    Breakdown,
-    BreakdownSeries,
     Capacity,
     ClassSummary,
     DeploymentChange,
     Incident,
-    LatencyStats,
     Period,
     ReaderLine,
     ReportData,
     SLOLine,
     SLOSeries,
 )
+from monitor.report.latency_data import BREAKDOWN_PARTS, Breakdown, BreakdownSeries, LatencyStats
 
 SCHEMA = "m3mon.report/v1"
 

@@ -15,7 +15,8 @@ from monitor.report import budget, charts, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report import tail as report_tail
-from monitor.report.data import BREAKDOWN_PARTS, SOURCE_DERIVED, ReportData
+from monitor.report.data import SOURCE_DERIVED, ReportData
+from monitor.report.latency_data import BREAKDOWN_PARTS
 
 #: Characters that can open or close inline markup, a link or a table cell wherever they stand.
 _ALWAYS = re.compile(r"([\\`*\[\]|~])")

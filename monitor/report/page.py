@@ -17,7 +17,8 @@ from monitor.report import charts, display
 from monitor.report import contract as report_contract
 from monitor.report import tail as report_tail
 from monitor.report.breakdown import PROBE_REQUESTS
-from monitor.report.data import BREAKDOWN_PARTS, ReportData
+from monitor.report.data import ReportData
+from monitor.report.latency_data import BREAKDOWN_PARTS
 
 TEMPLATE = "report.html.j2"
 STYLESHEET = "report.css"

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from monitor.report import charts
-from monitor.report.data import BREAKDOWN_PARTS, Breakdown, LatencyStats
+from monitor.report.latency_data import BREAKDOWN_PARTS, Breakdown, LatencyStats
 
 POOL = "all requests of m3-extended (the class's own pool)"
 
