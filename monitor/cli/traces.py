@@ -16,8 +16,6 @@ from typing import Any
 
 from monitor.errors import UsageError
 
-STAGE_ORDER = ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround", "other")
-
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -40,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from monitor.cli.slo import parse_time
     from monitor.durations import parse_duration
     from monitor.model import load_model
-    from monitor.report.collect_requests import requests_behind
+    from monitor.report.collect_requests import STAGE_ORDER, requests_behind
     from monitor.store import Store
 
     model = load_model(args.config)

@@ -39,11 +39,13 @@ from monitor.report.collect_traffic import COLUMNS as TRAFFIC_COLUMNS
 from monitor.slo.span_goodput import SpanJudge, span_failure
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from monitor.traces.span import ServerSpan
-from monitor.traces.stages import trace_stages
+from monitor.traces.stages import TRACE_STAGES, trace_stages
 
 P = ProbeResultRow
 S = ServerSpanRow
 ORIGIN_PROBE, ORIGIN_SPAN = "probe", "span"
+#: The order a request's stages are shown in: the trace's, with the agent's tool rounds before "other".
+STAGE_ORDER = (*TRACE_STAGES[:-1], "tool_turnaround", TRACE_STAGES[-1])
 SPAN_COLUMNS = (*TRAFFIC_COLUMNS, S.finish_reason)
 _SPAN_FIELDS = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",
                 "service_name", "error_type", "finish_reason")  # fmt: skip

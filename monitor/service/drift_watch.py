@@ -37,7 +37,7 @@ class DriftWatch:
 
     async def observe(self, model: Model, endpoint: Endpoint, reading: Reading) -> tuple[Drift, ...]:
         """Judge one good scrape's page; publish and log what changed."""
-        surface = getattr(reading, "surface", None)  # None: a reading restored from the store
+        surface = reading.surface  # None: a reading restored from the store
         if surface is None:
             return ()
         if endpoint.name not in self._needs:  # generating the files takes ~0.1 s: not on the loop

@@ -15,10 +15,9 @@ from prometheus_client import CollectorRegistry, Gauge
 
 from monitor import conventions as cv
 from monitor.model import SLO
-from monitor.report.collect_requests import Request
+from monitor.report.collect_requests import STAGE_ORDER, Request
 
 TOP = 3
-STAGE_ORDER = ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround", "other")
 
 
 def stages_text(sli: str, value: float | None, stages: dict[str, float]) -> str:

@@ -19,6 +19,7 @@ from starlette.requests import Request
 
 from monitor.exporter import Exporter
 from monitor.model import Model, load_model
+from monitor.scrape.collector import read_text
 from monitor.service import jobs as jobs_mod
 from monitor.service.jobs import Jobs
 from monitor.service.logs import JsonFormatter, LogfmtFormatter
@@ -132,8 +133,13 @@ def test_the_jobs_hold_a_constant_amount_per_endpoint(model: Model, monkeypatch:
     exporter = Exporter(model)
     jobs = Jobs(model, store, exporter)
 
+    page = (
+        Path(__file__).resolve().parents[1] / "fixtures" / "metrics" / "vllm-0.13.0.metrics.txt"
+    ).read_text()
+    reading = read_text(page)  # a real page: the drift guard judges it on every scrape too
+
     async def collect(*_: Any) -> tuple[object, object]:
-        return object(), object()
+        return reading, object()
 
     async def nothing(*_: Any) -> None:
         return None
