@@ -69,18 +69,18 @@ class Drift:
 
 
 def surface(page: Page) -> Surface:
-    """The families ``page`` serves (TYPE lines and samples) and the label values drift checks."""
-    names = set(page.types)
-    checked = {(f, label) for f, label, *_ in LABEL_VALUES}
+    """The families ``page`` serves (TYPE lines and samples) and the label values drift checks.
+    On the scrape path: one pass over the samples' names, the rest over the distinct names."""
+    sampled = {s.name for s in page.samples}
+    names = set(page.types) | sampled
+    names |= {n[: -len(x)] for n in sampled for x in _SUFFIXES if n.endswith(x)}
+    checked = {f: label for f, label, *_ in LABEL_VALUES if f in sampled}
     labels: dict[tuple[str, str], set[str]] = {}
-    for s in page.samples:
-        names.add(s.name)
-        base = next((s.name[: -len(x)] for x in _SUFFIXES if s.name.endswith(x)), None)
-        if base is not None:
-            names.add(base)
-        for family, label in checked:
-            if s.name == family and label in s.labels:
-                labels.setdefault((family, label), set()).add(s.labels[label])
+    if checked:
+        for s in page.samples:
+            label = checked.get(s.name)
+            if label is not None and label in s.labels:
+                labels.setdefault((s.name, label), set()).add(s.labels[label])
     return Surface(frozenset(names), {k: frozenset(v) for k, v in labels.items()})
 
 
