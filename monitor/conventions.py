@@ -183,6 +183,11 @@ JOB_START_DELAY: Final = "m3mon_job_start_delay_seconds"
 #: ``process_cpu_seconds_total`` is the event loop itself, the HTTP surface and the collectors.
 JOB_CPU: Final = "m3mon_job_cpu_seconds_total"
 JOB_KINDS: Final = ("scrape", "health", "probe", "write", "evaluate", "assess", "prune", "report")
+#: How late the service's event loop ran a tick scheduled every EVENT_LOOP_TICK seconds: while the
+#: loop is held (CPU starvation, a blocking call) no probe, scrape, timeout or exporter request runs.
+EVENT_LOOP_LAG: Final = "m3mon_event_loop_lag_seconds"
+EVENT_LOOP_TICK: Final = 0.5
+EVENT_LOOP_LAG_BUCKETS: Final = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 #: Requests refused before anything was stored, by ``receiver`` and ``reason``.
 RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
 #: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).
@@ -414,6 +419,7 @@ ALERT_PROBES_NOT_RUNNING: Final = "M3MonProbesNotRunning"
 ALERT_RECEIVER_REJECTING: Final = "M3MonReceiverRejecting"
 #: A family a rule, SLO or dashboard reads left an endpoint's page (monitor.scrape.drift).
 ALERT_METRIC_FAMILY_GONE: Final = "M3MonMetricFamilyGone"
+ALERT_EVENT_LOOP_BLOCKED: Final = "M3MonEventLoopBlocked"
 #: A class's latency SLO burns while a serving bottleneck owns its tail (docs/bottleneck.md).
 ALERT_TAIL_BOTTLENECK: Final = "M3MonTailBottleneck"
 ALERT_ROUTING_LEAK: Final = "VLLMRoutingLeak"
@@ -448,6 +454,7 @@ OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_PROBES_NOT_RUNNING,
     ALERT_RECEIVER_REJECTING,
     ALERT_METRIC_FAMILY_GONE,
+    ALERT_EVENT_LOOP_BLOCKED,
     ALERT_TAIL_BOTTLENECK,
 )
 
