@@ -74,7 +74,6 @@ def _folded(state: PolicyState) -> str:
     return f"{state.request_class}: {shown}; and {more} more SLOs (report.json's verdict lists each)"
 
 
-
 def markdown(items: Sequence[ClassBudget], escape: Any, table: Any) -> list[str]:
     """Markdown lines (``escape`` and ``table`` are the Markdown renderer's)."""
     if not items:

@@ -18,7 +18,6 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
