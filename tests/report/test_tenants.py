@@ -24,7 +24,7 @@ import pytest
 
 from monitor import events
 from monitor.model import Model
-from monitor.report import display
+from monitor.report import display, slack
 from monitor.report.generate import Rendered
 from monitor.sim.tenants import TenantMix
 from monitor.slo.traffic import Judged, traffic_slices
@@ -195,5 +195,13 @@ def test_the_slo_table_folds_per_tenant_slos(week: Week) -> None:
 def test_page_one_names_the_worst_tenant(week: Week) -> None:
     doc = _doc(week)
     assert doc["status"] == "missed" and doc["attention"] == ["chat"]
+    scoped = [s for c in doc["classes"] for s in c["slos"] if s["tenant"] or s["priority"]]
+    hot = [s for s in scoped if s["status"] in ("missed", "at_risk")]
+    worst = min(hot, key=lambda s: s["budget_remaining"])
+    assert worst["slo"] == f"goodput-strict.{MIX.slow}"  # the oracle: its budget is the most overspent
+    said = f"{len(hot)} of {len(scoped)} missed or at risk (worst {worst['slo']} "
     box = week.out.markdown.split("## In short")[0]
-    assert f"worst goodput.{MIX.slow} " in box or f"worst goodput-strict.{MIX.slow} " in box
+    banner = html.unescape(re.sub(r"<[^>]+>", "", week.out.html.split('class="banner')[1].split("</div>")[0]))
+    blocks = json.dumps(slack.payload(week.out.data), ensure_ascii=False)
+    for where in (box, " ".join(banner.split()), blocks):
+        assert said in where
