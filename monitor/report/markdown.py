@@ -124,8 +124,9 @@ def _reader(d: ReportData) -> list[str]:
 APPENDIX = [
     "## Appendix for SREs",
     "",
-    "The detail behind the summary above, in its order: every SLO, the error budget, maintenance, every "
-    "incident, probe failures, deployment changes, then capacity, latency and the operating contract.",
+    "The detail behind the summary above, in its order: every SLO, the tenants (when SLOs are declared per "
+    "tenant), the error budget, maintenance, every incident, probe failures, deployment changes, then "
+    "capacity, latency and the operating contract.",
     "",
 ]
 
