@@ -473,6 +473,10 @@ OTLP_REJECTED: Final = "rejected"
 TRAFFIC_TOTAL: Final = "m3mon_traffic_requests_total"
 L_TENANT: Final = "tenant"
 L_PRIORITY: Final = "priority"
+#: On every record and alert of an SLO declared per tenant or priority band, beside its tenant
+#: (L_TENANT) and band (L_PRIORITY): the name it was declared under (``goodput`` of
+#: ``goodput.acme``), so a dashboard selects one declaration's tenants (docs/generate.md "Tenants").
+L_DECLARED_SLO: Final = "declared_slo"
 TRAFFIC_LABELS: Final = (L_ENDPOINT, L_CLASS, L_TENANT, L_PRIORITY, L_GOOD)
 #: Tenant label value of every tenant that has no label of its own (and of requests naming none).
 TENANT_OTHER: Final = "other"

@@ -16,6 +16,7 @@ same ``--now`` on the same database gives the same report, byte for byte.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from monitor.report.maintenance import collect_maintenance
 from monitor.report.periods import previous
 from monitor.report.reader import reader_lines
 from monitor.report.redact import Redactor
+from monitor.report.tenants import collect_tenants
 
 TITLE = "M3 weekly SLO report"
 
@@ -69,7 +71,15 @@ def slo_line(w: Windows, slo: SLO, start: float, end: float, prev: tuple[float, 
         burn_rate_recent=recent.burn_rate,
         status=status,
         budget_remaining_previous=w.period_at(slo, prev[1]).budget_remaining,
+        tenant=slo.tenant,
+        priority=slo.priority,
     )
+
+
+def unscoped(slos: Sequence[SLO]) -> list[SLO]:
+    """The SLOs declared for all of a class's traffic (not per tenant or band): those the SLO
+    table, the exhaustion table and the charts show (the Tenants section shows the others)."""
+    return [s for s in slos if s.tenant is None and s.priority is None]
 
 
 def partial(period: Period, history: float | None) -> Period:
@@ -105,9 +115,12 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
     slo_series: list[SLOSeries] = []
     for rc in model.classes:
         lines = tuple(slo_line(w, slo, start, end, prev_window) for slo in rc.slos)
-        classes.append(ClassSummary(rc.name, red.text(rc.description), worst(s.status for s in lines), lines))
-        slo_series += [series.slo_series(w, slo, start, points, tz) if points else
-                       SLOSeries(rc.name, slo.name, slo.objective, ()) for slo in rc.slos]  # fmt: skip
+        whole, scoped = tuple(s for s in lines if not s.scoped), tuple(s for s in lines if s.scoped)
+        status = worst(s.status for s in lines)
+        classes.append(ClassSummary(rc.name, red.text(rc.description), status, whole, scoped))
+        slo_series += [series.slo_series(w, slo, start, points, tz) if points
+                       else SLOSeries(rc.name, slo.name, slo.objective, ())
+                       for slo in unscoped(rc.slos)]  # fmt: skip
     probes = collect_probes.ProbeFacts(model, session, week, red, end)
     incidents = tuple(IncidentReader(model, session, w, red, tz).incidents(start, end))
     return ReportData(
@@ -137,4 +150,5 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         tail=probes.tail(),
         bottleneck=probes.bottleneck(),
         traffic_tail=traffic_tail(model, session, start, end),
+        tenants=collect_tenants(classes),
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from monitor.report import display
 from monitor.report.data import SOURCE_DERIVED, ReportData, SLOLine
+from monitor.report.tenants import scoped_summary
 
 #: Slack allows at most 50 blocks; a section's text at most 3000 characters.
 MAX_CLASSES = 40
@@ -58,6 +59,8 @@ def payload(data: ReportData) -> dict[str, Any]:
     for c in data.classes[:MAX_CLASSES]:
         lines = [f"{display.STATUS_ICON[c.status]} *{escape(c.name)}* {display.status(c.status)}"]
         lines += [_slo_line(s) for s in c.slos]
+        scoped = scoped_summary(c)
+        lines += [f"• {escape(scoped)}"] if scoped else []
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:MAX_TEXT]}})
     if data.incidents:
         blocks.append(

@@ -18,6 +18,7 @@ A span no class can be given is no event; it is counted under its reason
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -84,14 +85,18 @@ def traffic_slices(model: Model, judged: Sequence[Judged], at: float) -> list[Ev
     (the batch's arrival): valid and bad events by :func:`monitor.events.definition`."""
     counts: dict[tuple[str, str, str], list[float]] = {}
     by_class = {c.name: [s for s in c.slos if s.source == SOURCE_TRAFFIC] for c in model.classes}
-    for request in judged:
-        for slo in by_class.get(request.request_class, ()):
-            rule = events.definition(slo)
+    rules = {s.id: events.definition(s) for c in by_class.values() for s in c}
+    # requests with the same class, endpoint and labels count alike: each distinct one is judged once
+    alike = Counter((r.request_class, r.endpoint, tuple(sorted(r.labels.items()))) for r in judged)
+    for (cls, endpoint, items), n in alike.items():
+        labels = dict(items)
+        for slo in by_class.get(cls, ()):
+            rule = rules[slo.id]
             assert isinstance(rule, events.CounterEvents)
-            if rule.is_valid(request.labels):
-                good_total = counts.setdefault((slo.request_class, slo.name, request.endpoint), [0.0, 0.0])
-                good_total[0] += 0.0 if rule.is_bad(request.labels) else 1.0
-                good_total[1] += 1.0
+            if rule.is_valid(labels):
+                good_total = counts.setdefault((slo.request_class, slo.name, endpoint), [0.0, 0.0])
+                good_total[0] += 0.0 if rule.is_bad(labels) else float(n)
+                good_total[1] += float(n)
     out = []
     for (cls, name, endpoint), (good, total) in sorted(counts.items()):
         slo = next(s for s in by_class[cls] if s.name == name)
