@@ -227,7 +227,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "contract": report_contract.to_json(data.contract),
         "maintenance": maintenance.to_json(data.maintenance),
         "goodput": report_goodput.to_json(data.goodput),
-        "tenants": report_tenants.to_json(data.tenants),
+        "tenants": report_tenants.to_json(data.tenants, _slo),
         "tail": report_tail.to_json(data.tail),
         "traffic_tail": report_tail.to_json(data.traffic_tail),
         "bottleneck": [{"class": v.request_class, **v.to_json()} for v in data.bottleneck],

@@ -138,29 +138,15 @@ def html_rows(t: TenantTable) -> list[tuple[str, str, list[str]]]:
     return [(who(s), s.status, _cells(s)) for s in t.rows]
 
 
-def _row_json(s: SLOLine) -> dict[str, Any]:
-    return {
-        "slo": s.slo,
-        "tenant": s.tenant,
-        "priority": s.priority,
-        "attainment": s.attainment,
-        "objective": s.objective,
-        "budget_remaining": s.budget_remaining,
-        "good": s.good,
-        "total": s.total,
-        "burn_rate_last_day": s.burn_rate_recent,
-        "status": s.status,
-    }
-
-
-def to_json(tables: Sequence[TenantTable]) -> list[dict[str, Any]]:
+def to_json(tables: Sequence[TenantTable], line: Callable[[SLOLine], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tables for report.json; each row is the SLO's own ``line`` (as in ``classes[].slos[]``)."""
     return [
         {
             "class": t.request_class,
             "slo": t.slo,
             "scope": t.scope,
             "count": t.total,
-            "worst": [_row_json(s) for s in t.rows],
+            "worst": [{**line(s), "tenant": s.tenant, "priority": s.priority} for s in t.rows],
             "more": t.more,
             "more_status": {st: n for st, n in t.more_status},
         }
