@@ -108,7 +108,9 @@ class ServerSpan:
     error_type: str | None = (
         None  # set on a failed attempt (``error.type``, or ``error`` for an ERROR status)
     )
-    tenant: str | None = None  # the tenant id its attributes name (:class:`TenantKeys`); not stored
+    tenant: str | None = (
+        None  # the tenant id its attributes name (:class:`TenantKeys`); not stored (its label is)
+    )
     priority: float | None = None  # its request priority (:class:`TenantKeys`); not stored
     #: the tenant *label* the real-traffic SLOs gave it (:class:`~monitor.traces.tenants.TenantLabels`:
     #: a named tenant, a top tenant or ``other``); stored, None when it was not judged as traffic
