@@ -20,6 +20,8 @@ import html
 import json
 import math
 import random
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,6 +29,8 @@ import pytest
 
 from monitor.exporter import Exporter
 from monitor.model import load_model
+from monitor.report.data import ReportData
+from monitor.report.slack import payload
 from monitor.service.jobs import Jobs
 from monitor.store import Store
 from monitor.store.migrate import upgrade
@@ -34,6 +38,7 @@ from monitor.store.ops import endpoints_op
 from monitor.traces.span import ServerSpan
 from tests.report.stores import WEEK, rendered
 
+REPO = Path(__file__).resolve().parents[2]
 FLOOR = 20  # docs/bottleneck.md: a tenant needs 20 requests before its tail is judged
 NAMED = ("slowco",)
 TOP = 3
@@ -148,7 +153,7 @@ def _oracle(spans: list[ServerSpan]) -> tuple[dict[tuple[str, str], tuple[str, f
 # --- the service's intake, the store, the report ---------------------------------------------------
 
 
-def _report(folder: Path, spans: list[ServerSpan]) -> tuple[dict[str, object], str, str]:
+def _report(folder: Path, spans: list[ServerSpan]) -> tuple[dict[str, object], str, str, ReportData]:
     (folder / "monitor.yaml").write_text(_config(folder))
     model = load_model(folder / "monitor.yaml")
     upgrade(model.storage.url)
@@ -164,7 +169,7 @@ def _report(folder: Path, spans: list[ServerSpan]) -> tuple[dict[str, object], s
     asyncio.run(intake())
     store.close()
     r = rendered(model, model.storage.url)
-    return json.loads(r.json), r.markdown.replace("\\", ""), html.unescape(r.html)
+    return json.loads(r.json), r.markdown.replace("\\", ""), html.unescape(r.html), r.data
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -172,7 +177,7 @@ def test_the_prefill_heavy_tenant_alone_is_named_with_prefill(tmp_path: Path, se
     spans = _traffic(seed)
     differ, below = _oracle(spans)
     assert {t for t, _ in differ} == {"slowco"} and below == {"tiny", "other"}  # the fixture's design
-    doc, md, page = _report(tmp_path, spans)
+    doc, md, page, report_data = _report(tmp_path, spans)
     (chat,) = doc["tenant_tail"]  # type: ignore[misc]
     got = {(o["tenant"], o["latency"]): (o["owner"], o["share"], o["seconds"]) for o in chat["differing"]}
     assert got.keys() == differ.keys()
@@ -186,13 +191,19 @@ def test_the_prefill_heavy_tenant_alone_is_named_with_prefill(tmp_path: Path, se
     for text in (md, page):
         assert line in text and counted in text
         assert not any(f"chat / {t}:" in text for t in ("acme", "globex", "tiny", "other"))
+    slack = json.dumps(payload(report_data), ensure_ascii=False)
+    assert f"• tail: {line}" in slack and not any(f"chat / {t}:" in slack for t in ("acme", "globex", "tiny"))
+    cmd = [sys.executable, "-m", "monitor", "slo", "status", "-c", str(tmp_path / "monitor.yaml"), "--json",
+           "--week", "2026-W48"]  # fmt: skip
+    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60, check=True).stdout
+    assert json.loads(out)["tenant_tail"] == doc["tenant_tail"]  # the real CLI, the same week
 
 
 def test_when_no_tenant_differs_it_says_so_in_one_line(tmp_path: Path) -> None:
     spans = _traffic(3, slow=False)
     differ, below = _oracle(spans)
     assert not differ
-    doc, md, _ = _report(tmp_path, spans)
+    doc, md, _, _ = _report(tmp_path, spans)
     assert doc["tenant_tail"][0]["differing"] == []  # type: ignore[index]
     assert "chat: the tail of each of 3 tenants has the class's owner" in md
     assert f"chat: {len(below)} tenants with fewer than {FLOOR} requests not judged" in md
