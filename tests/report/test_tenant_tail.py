@@ -185,6 +185,7 @@ def test_the_prefill_heavy_tenant_alone_is_named_with_prefill(tmp_path: Path, se
         assert got[key] == (owner, pytest.approx(share, abs=1e-6), pytest.approx(seconds, abs=1e-6))
     assert chat["not_judged"] == len(below) and chat["min_requests"] == FLOOR
     assert {o["tenant"] for o in chat["judged"]} == {"acme", "globex", "slowco"}
+    assert "one-off" not in json.dumps(doc)  # labels, never raw ids: the one-off tenants are "other"
     ttft = differ[("slowco", "ttft")]
     line = f"chat / slowco: prefill owns {ttft[1]:.0%} of its P95+ TTFT ({ttft[2]:.2f} s), the class's tail is queue"
     counted = f"chat: {len(below)} tenants with fewer than {FLOOR} requests not judged"
