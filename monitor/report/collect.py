@@ -22,12 +22,13 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from monitor.bottleneck.tenants import TenantTails, tenant_tails
 from monitor.model import SLO, Model
 from monitor.report import collect_ops, collect_probes, display, series
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report.budget import collect_budget
-from monitor.report.collect_traffic import traffic_tail
+from monitor.report.collect_traffic import samples_in, traffic_tail
 from monitor.report.data import (
     RECENT_SECONDS,
     ClassSummary,
@@ -73,6 +74,16 @@ def slo_line(w: Windows, slo: SLO, start: float, end: float, prev: tuple[float, 
         budget_remaining_previous=w.period_at(slo, prev[1]).budget_remaining,
         tenant=slo.tenant,
         priority=slo.priority,
+    )
+
+
+def _redacted(tails: Sequence[TenantTails], red: Redactor) -> tuple[TenantTails, ...]:
+    """Tenant labels may be client-sent ids (top tenants): redacted like every other text."""
+    return tuple(
+        dataclasses.replace(
+            t, judged=tuple(dataclasses.replace(o, tenant=red.text(o.tenant)) for o in t.judged)
+        )
+        for t in tails
     )
 
 
@@ -123,6 +134,7 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
                        for slo in unscoped(rc.slos)]  # fmt: skip
     probes = collect_probes.ProbeFacts(model, session, week, red, end)
     incidents = tuple(IncidentReader(model, session, w, red, tz).incidents(start, end))
+    traffic = samples_in(model, session, start, end)
     return ReportData(
         title=TITLE,
         source=Path(model.source).name,
@@ -149,6 +161,7 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         goodput=report_goodput.collect(model, session, start, end, probes.in_week),
         tail=probes.tail(),
         bottleneck=probes.bottleneck(),
-        traffic_tail=traffic_tail(model, session, start, end),
+        traffic_tail=traffic_tail(model, traffic),
         tenants=collect_tenants(classes),
+        tenant_tail=_redacted(tenant_tails([c.name for c in model.classes], traffic), red),
     )

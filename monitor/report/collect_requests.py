@@ -10,8 +10,8 @@ An SLO's requests are its own events (:mod:`monitor.events`, the one definition)
   of those for any latency SLO of the class. Its stages are its own server view (queue, prefill,
   decode, network, retries, tool turnaround), else the vLLM span of its trace.
 * **traffic** goodput SLOs: the real requests (no probe's trace) of the class, bad as the live SLO
-  judges them (:meth:`SpanJudge.is_good`; a failed span is bad); the store keeps no tenant with a
-  span, so a tenant's SLO lists its class's requests of every tenant;
+  judges them (:meth:`SpanJudge.is_good`; a failed span is bad); this list does not read the
+  spans' stored tenant label, so a tenant's SLO lists its class's requests of every tenant;
 * **server-sourced** SLOs: every request the class's pools served in the window, from the spans
   received over OTLP (probes' and real traffic's alike, as the server's histograms count both),
   routed to a class as the report's goodput routes them (:class:`SpanJudge`); bad when the span's
@@ -243,8 +243,8 @@ def _traffic_request(
     endpoint: str | None,
     parts: dict[str, float],
 ) -> Request:
-    """A real request of a ``source: traffic`` goodput SLO, judged as the live SLO judges it (the
-    store keeps no tenant with a span: a tenant's SLO lists its class's requests of every tenant)."""
+    """A real request of a ``source: traffic`` goodput SLO, judged as the live SLO judges it (not by
+    its stored tenant label: a tenant's SLO lists its class's requests of every tenant)."""
     failure = span_failure(answer)
     bad = failure is not None or not judge.is_good(answer, slo.request_class)
     return Request(answer.start, slo.request_class, endpoint, ORIGIN_SPAN, answer.name, trace_id,

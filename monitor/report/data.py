@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from monitor.bottleneck.rules import Verdict
 from monitor.bottleneck.tail import TailShare
+from monitor.bottleneck.tenants import TenantTails
 from monitor.report.budget import ClassBudget
 from monitor.report.goodput import GoodputSection
 from monitor.report.latency_data import Breakdown, BreakdownSeries, LatencyStats
@@ -317,6 +318,7 @@ class ReportData:
     bottleneck: tuple[Verdict, ...] = ()  # the bottleneck verdict per class (docs/bottleneck.md)
     traffic_tail: tuple[TailShare, ...] = ()  # report/collect_traffic.py: real traffic's tail, per class
     tenants: tuple[TenantTable, ...] = ()  # report/tenants.py: per-tenant and per-band SLOs, worst first
+    tenant_tail: tuple[TenantTails, ...] = ()  # bottleneck/tenants.py: per tenant, who owns its tail
 
     @property
     def deployment_window_hours(self) -> int:

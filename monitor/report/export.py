@@ -15,6 +15,7 @@ from monitor.report import budget, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report import tail as report_tail
+from monitor.report import tenant_tail as report_tenant_tail
 from monitor.report import tenants as report_tenants
 from monitor.report.data import (
     Capacity,
@@ -231,6 +232,7 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "tail": report_tail.to_json(data.tail),
         "traffic_tail": report_tail.to_json(data.traffic_tail),
         "bottleneck": [{"class": v.request_class, **v.to_json()} for v in data.bottleneck],
+        "tenant_tail": report_tenant_tail.to_json(data.tenant_tail),
     }
 
 

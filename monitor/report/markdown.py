@@ -18,6 +18,7 @@ from monitor.report import tail as report_tail
 from monitor.report import tenants as report_tenants
 from monitor.report.data import SOURCE_DERIVED, ReportData
 from monitor.report.latency_data import BREAKDOWN_PARTS
+from monitor.report.tenant_tail import lines as tenant_lines
 
 #: Characters that can open or close inline markup, a link or a table cell wherever they stand.
 _ALWAYS = re.compile(r"([\\`*\[\]|~])")
@@ -272,7 +273,9 @@ def render_markdown(d: ReportData) -> str:
         *_deployments(d),
         *_capacity(d),
         *_latency(d),
-        *report_tail.markdown(d.tail, escape, table, d.bottleneck, d.traffic_tail),
+        *report_tail.markdown(
+            d.tail, escape, table, d.bottleneck, d.traffic_tail, tenant_lines(d.tenant_tail)
+        ),
         *report_contract.markdown_lines(d.contract),
         *report_goodput.markdown(d.goodput, escape, table, display),
         "Charts are in report.html and report.pdf.",

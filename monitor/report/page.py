@@ -20,6 +20,7 @@ from monitor.report import tenants as report_tenants
 from monitor.report.breakdown import PROBE_REQUESTS
 from monitor.report.data import ReportData
 from monitor.report.latency_data import BREAKDOWN_PARTS
+from monitor.report.tenant_tail import lines as tenant_lines
 
 TEMPLATE = "report.html.j2"
 STYLESHEET = "report.css"
@@ -101,7 +102,10 @@ def render_html(data: ReportData) -> str:
                 )
             ),
             contract_html=report_contract.html(data.contract),
-            tail=report_tail.rendered(data.tail, data.bottleneck, data.traffic_tail),
+            tail=report_tail.rendered(
+                data.tail, data.bottleneck, data.traffic_tail, tenant_lines(data.tenant_tail)
+            ),
+            tail_tenant_heading=report_tail.TENANT_HEADING,
             tenants_intro=report_tenants.INTRO,
             tenants_head=report_tenants.HEAD,
             scope_words=report_tenants.SCOPE_WORDS,

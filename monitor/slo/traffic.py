@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from monitor import conventions as cv
 from monitor import events
 from monitor.model import Model
 from monitor.slo.slices import SOURCE_TRAFFIC, EventSlice, clamped
@@ -41,10 +42,12 @@ class Judged:
 
 @dataclass(frozen=True)
 class Verdicts:
-    """A batch's real requests judged, and the ones no class could be given by reason."""
+    """A batch's real requests judged, and the ones no class could be given by reason; ``spans``:
+    the batch as stored, each judged span with the tenant label its counter got (``tenant_label``)."""
 
     judged: tuple[Judged, ...]
     unrouted: dict[str, int]
+    spans: tuple[ServerSpan, ...] = ()
 
 
 class TrafficJudge:
@@ -69,15 +72,16 @@ class TrafficJudge:
         """Every span not in a probe's trace (``is_probe(trace_id)``), judged."""
         judged: list[Judged] = []
         unrouted: dict[str, int] = {}
+        kept: list[ServerSpan] = []
         for span in spans:
-            if is_probe(span.trace_id):
-                continue
-            found = self.judge(span)
+            found = None if is_probe(span.trace_id) else self.judge(span)
             if isinstance(found, Judged):
                 judged.append(found)
-            else:
+                span = replace(span, tenant_label=found.labels[cv.L_TENANT])
+            elif found is not None:
                 unrouted[found] = unrouted.get(found, 0) + 1
-        return Verdicts(tuple(judged), unrouted)
+            kept.append(span)
+        return Verdicts(tuple(judged), unrouted, tuple(kept))
 
 
 def traffic_slices(model: Model, judged: Sequence[Judged], at: float) -> list[EventSlice]:
