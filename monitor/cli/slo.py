@@ -150,8 +150,11 @@ def run_status(args: argparse.Namespace) -> int:
                 for s in model.slos
             ]
         verdicts = _verdicts(model, store, week[0] if given else None, at)
+        per_tenant = args.json and bool(
+            model.traffic.tenants or model.traffic.top_tenants
+        )  # labels exist only then
         tenants = (
-            _tenant_tail(model, store, week[0] if given else at - VERDICT_RECENT, at) if args.json else []
+            _tenant_tail(model, store, week[0] if given else at - VERDICT_RECENT, at) if per_tenant else []
         )
     finally:
         store.close()
