@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from monitor.probes.base import make_result
-from monitor.probes.exchange import Exchange, chat_body
+from monitor.probes.exchange import SAMPLING, Exchange, chat_body
 from monitor.probes.judge import Verdict, judge_answer
 from monitor.probes.result import ProbeResult, Timings
 from monitor.probes.retry import send_chat
@@ -101,8 +101,8 @@ async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> P
         task_start = time.monotonic()
         for round_no in range(rounds + 1):
             final = round_no == rounds
-            body = chat_body(target, messages, tools=TOOLS, tool_choice="none" if final else "auto",
-                             max_tokens=256, temperature=1.0, top_p=0.95)  # fmt: skip
+            choice = "none" if final else "auto"
+            body = chat_body(target, messages, tools=TOOLS, tool_choice=choice, max_tokens=256, **SAMPLING)
             ex = await send_chat(client, target, body, spec.plan.timeout)
             turns.append(ex)
             if round_no > 0 and ex.transcript.first() is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import httpx
 
 from monitor.probes.base import single_request
-from monitor.probes.exchange import Exchange
+from monitor.probes.exchange import NO_THINKING, SAMPLING, Exchange
 from monitor.probes.judge import Verdict, expect_word, judge_answer
 from monitor.probes.result import ProbeResult
 from monitor.probes.target import ProbeSpec, Target
@@ -20,12 +20,7 @@ EXPECTED = "ready"
 
 
 async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> ProbeResult:
-    params = {
-        "temperature": 1.0,
-        "top_p": 0.95,
-        "max_tokens": spec.max_tokens,
-        "chat_template_kwargs": {"thinking_mode": "disabled"},
-    }
+    params = {**SAMPLING, **NO_THINKING, "max_tokens": spec.max_tokens}
 
     def check(ex: Exchange) -> Verdict:
         verdict = judge_answer(ex, target.model)

@@ -76,6 +76,12 @@ class _PhaseClock:
         return b - a if a is not None and b is not None else None
 
 
+#: The sampling every probe asks for (one setting, so the kinds' answers are comparable).
+SAMPLING: dict[str, float] = {"temperature": 1.0, "top_p": 0.95}
+#: The chat template's switch for an answer without a reasoning block.
+NO_THINKING: dict[str, Any] = {"chat_template_kwargs": {"thinking_mode": "disabled"}}
+
+
 def chat_body(target: Target, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
     """A streaming chat-completions body for ``target`` with usage reported per chunk and at the end."""
     body: dict[str, Any] = {"model": target.model, "messages": messages, "stream": True}

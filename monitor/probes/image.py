@@ -14,7 +14,7 @@ import httpx
 from PIL import Image
 
 from monitor.probes.base import single_request
-from monitor.probes.exchange import Exchange
+from monitor.probes.exchange import NO_THINKING, SAMPLING, Exchange
 from monitor.probes.judge import Verdict, expect_word, judge_answer
 from monitor.probes.result import ProbeResult
 from monitor.probes.target import ProbeSpec, Target
@@ -47,12 +47,7 @@ def image_message(png: bytes, text: str = PROMPT) -> dict[str, object]:
 
 async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> ProbeResult:
     colour = random.choice(sorted(PALETTE))
-    params = {
-        "temperature": 1.0,
-        "top_p": 0.95,
-        "max_tokens": spec.max_tokens,
-        "chat_template_kwargs": {"thinking_mode": "disabled"},
-    }
+    params = {**SAMPLING, **NO_THINKING, "max_tokens": spec.max_tokens}
 
     def check(ex: Exchange) -> Verdict:
         verdict = judge_answer(ex, target.model)

@@ -24,7 +24,7 @@ import uuid
 import httpx
 
 from monitor.probes.base import make_result
-from monitor.probes.exchange import Exchange, chat_body
+from monitor.probes.exchange import NO_THINKING, SAMPLING, Exchange, chat_body
 from monitor.probes.judge import Verdict, expect_word, judge_answer
 from monitor.probes.result import ProbeResult
 from monitor.probes.retry import send_chat
@@ -72,8 +72,7 @@ async def _ask(
     target: Target, spec: ProbeSpec, client: httpx.AsyncClient, prompt: str, max_tokens: int
 ) -> Exchange:
     messages = [{"role": "user", "content": prompt}]
-    params = {"temperature": 1.0, "top_p": 0.95, "chat_template_kwargs": {"thinking_mode": "disabled"}}
-    body = chat_body(target, messages, max_tokens=max_tokens, **params)
+    body = chat_body(target, messages, max_tokens=max_tokens, **SAMPLING, **NO_THINKING)
     return await send_chat(client, target, body, spec.plan.timeout)
 
 

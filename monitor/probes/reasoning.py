@@ -20,7 +20,7 @@ import time
 import httpx
 
 from monitor.probes.base import make_result
-from monitor.probes.exchange import Exchange, chat_body
+from monitor.probes.exchange import SAMPLING, Exchange, chat_body
 from monitor.probes.judge import Verdict, expect_word, judge_answer
 from monitor.probes.result import ProbeResult
 from monitor.probes.retry import send_chat
@@ -68,7 +68,7 @@ async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> P
         verdicts: list[Verdict] = []
         extra: dict[str, float] = {}
         for mode in MODES:
-            params = {"temperature": 1.0, "top_p": 0.95, "max_tokens": spec.reasoning_max_tokens}
+            params = {**SAMPLING, "max_tokens": spec.reasoning_max_tokens}
             messages = [{"role": "user", "content": PROMPT}]
             body = chat_body(target, messages, chat_template_kwargs={"thinking_mode": mode}, **params)
             ex = await send_chat(client, target, body, spec.plan.timeout)

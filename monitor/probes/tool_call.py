@@ -14,7 +14,7 @@ import httpx
 from jsonschema import Draft202012Validator
 
 from monitor.probes.base import single_request
-from monitor.probes.exchange import Exchange
+from monitor.probes.exchange import SAMPLING, Exchange
 from monitor.probes.judge import Verdict, judge_answer
 from monitor.probes.result import ProbeResult
 from monitor.probes.target import ProbeSpec, Target
@@ -81,7 +81,7 @@ def judge_tool_turn(ex: Exchange, model: str, finish_reasons: tuple[str, ...] = 
 
 
 async def probe(target: Target, spec: ProbeSpec, client: httpx.AsyncClient) -> ProbeResult:
-    params = {"tools": TOOLS, "tool_choice": "auto", "max_tokens": 256, "temperature": 1.0, "top_p": 0.95}
+    params = {"tools": TOOLS, "tool_choice": "auto", "max_tokens": 256, **SAMPLING}
     messages = [{"role": "user", "content": PROMPT}]
     return await single_request(
         target, spec, client, messages, params, lambda ex: judge_tool_turn(ex, target.model)
