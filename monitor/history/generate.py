@@ -117,15 +117,17 @@ def _deployments(model: Model, pools: Mapping[str, Pool], scn: Scenario) -> list
 
 def _draw(
     model: Model, scn: Scenario, pools: Mapping[str, Pool], intervals: Mapping[str, float], seed: int,
-    hist: History, traffic: RealTraffic | None,
+    traffic: RealTraffic | None = None, hist: History | None = None,
 ) -> list[tuple[float, Op]]:  # fmt: skip
     """Every probe, spans, traffic slices and scrape op of the history with its event time, oldest first."""
     states = {name: _state_cache(pool, scn) for name, pool in pools.items()}
     timed: list[tuple[float, Op]] = []
     if traffic is not None:
         exporting = tuple(p for p in traffic.pools if pools[p].otlp)
-        real, hist.requests = traffic_runs(model, replace(traffic, pools=exporting), scn, states, seed)
+        real, served = traffic_runs(model, replace(traffic, pools=exporting), scn, states, seed)
         timed += real
+        if hist is not None:
+            hist.requests = served
     for rc in model.classes:
         rng = random.Random(f"{seed}:{rc.name}")
         timed += _class_runs(model, rc, intervals.get(rc.name, rc.probe.interval), scn, pools, states, rng)
@@ -195,7 +197,7 @@ def write_history(
     hist, clock = History(scn), time.perf_counter()
     pools = {ep.name: make_pool(ep.name, ep.deployment.max_model_len or 131072, scn,
                                 otlp is None or ep.name in otlp) for ep in model.endpoints}  # fmt: skip
-    timed = _draw(model, scn, pools, probe_intervals or {}, seed, hist, traffic)
+    timed = _draw(model, scn, pools, probe_intervals or {}, seed, traffic, hist)
     hist.seconds["draw"], clock = time.perf_counter() - clock, time.perf_counter()
     store.apply([endpoints_op(model.endpoints), *_deployments(model, pools, scn)])
     _write(store, timed, hist, outage)

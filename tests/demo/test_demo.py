@@ -22,6 +22,7 @@ from monitor.report.charts import PALETTE
 from monitor.store import Store
 from monitor.store.tables import EventSliceRow, ProbeResultRow, ScrapeIntervalRow
 from tests.demo import pages
+from tests.demo.tenants import MIX, check_tenants
 from tests.report import lines
 from tests.support.real import require_binary
 
@@ -118,6 +119,23 @@ def test_the_report_holds_the_history_its_incidents_and_a_breakdown_for_every_cl
     assert change["endpoint"] == "m3-repo" and {"field": "vllm_version", "before": "0.32.1",
                                                  "after": "0.33.0"} in change["changes"]  # fmt: skip
     assert [r["class"] for r in doc["reader"]] == list(PROBED) and all(r["text"] for r in doc["reader"])
+
+
+def test_the_report_tells_the_tenants_story_and_the_live_run_counted_real_traffic(demo: Demo) -> None:
+    """The history's and the live run's real traffic of the tenant mix (tests/demo/tenants.py); the
+    live run's slices of the slow tenant's SLO are in the store (its spans reached the monitor)."""
+    check_tenants(demo.doc)
+    assert "real traffic:" in demo.stdout
+    live = _at(demo.doc["week"]["start"]) + 2 * 86400  # the history's end: the live run is after it
+    store = Store(f"sqlite:///{demo.out / 'db' / 'm3mon.db'}")
+    try:
+        with store.session() as s:
+            e = EventSliceRow
+            total = s.scalar(select(func.sum(e.total)).where(e.slo_id == f"interactive-32k/goodput.{MIX.slow}",
+                                                             e.end > live))  # fmt: skip
+    finally:
+        store.close()
+    assert total and total > 0
 
 
 def test_the_reports_numbers_are_the_stores_raw_rows(demo: Demo) -> None:
