@@ -123,7 +123,7 @@ def _draw(
     states = {name: _state_cache(pool, scn) for name, pool in pools.items()}
     timed: list[tuple[float, Op]] = []
     if traffic is not None:
-        exporting = tuple(p for p in traffic.pools if pools[p].otlp)
+        exporting = tuple(p for p in traffic.pools if p in pools and pools[p].otlp)
         real, served = traffic_runs(model, replace(traffic, pools=exporting), scn, states, seed)
         timed += real
         if hist is not None:
