@@ -1,8 +1,9 @@
 """The demo's week of history: written before the live phases, so the report has a week to tell.
 
 The history runs the example config's probe plan at its own intervals (at least
-:data:`HISTORY_MIN_PROBE_INTERVAL`, so a week is generated in about a minute), exports spans from
-every pool but the extended-context one (whose breakdown then comes from its server histograms,
+:data:`HISTORY_MIN_PROBE_INTERVAL`, so a week is generated in about a minute), sends the demo's
+tenant mix to the interactive pool (:data:`~monitor.demo.config.HISTORY_TRAFFIC_RATE`), exports
+spans from every pool but the extended-context one (whose breakdown then comes from its server histograms,
 as for a vLLM started without ``--otlp-traces-endpoint``), and takes the demo's database away
 for the scenario's outage (its folder is renamed away and back) while the buffered writer spools.
 """
@@ -14,8 +15,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from monitor.demo.config import DEMO_MIX, HISTORY_TRAFFIC_RATE, TRAFFIC_POOL
 from monitor.history import History, folder_outage, write_history
 from monitor.history.scenario import DEPLOYMENT_POOL, PREVIOUS_VLLM, scenario
+from monitor.history.traffic import RealTraffic
 from monitor.model import Model
 from monitor.store import Store
 
@@ -56,10 +59,11 @@ def write_demo_history(
     otlp = [e.name for e in model.endpoints if e.name not in NO_SPANS]
     print(f"\n== history: {days:g} days up to now, in accelerated time", flush=True)
     started = time.perf_counter()
+    traffic = RealTraffic(DEMO_MIX, HISTORY_TRAFFIC_RATE, (TRAFFIC_POOL,)) if model.traffic.tenants else None
     store = Store(model.storage.url)
     try:
         hist = write_history(model, store, end, days, probe_intervals=intervals, otlp=otlp,
-                             outage=(folder_outage(database), spool))  # fmt: skip
+                             outage=(folder_outage(database), spool), traffic=traffic)  # fmt: skip
     finally:
         store.close()
     for line in history_lines(hist, time.perf_counter() - started):
@@ -78,7 +82,8 @@ def history_lines(hist: History, seconds: float) -> list[str]:
         ),
         f"  database away: {_when(scn.outage[0])} to {_when(scn.outage[1])}, "
         f"{hist.spooled} writes spooled and replayed",
-        f"  wrote {hist.probes:,} probe results, {hist.spans:,} spans, {hist.intervals:,} scrape intervals, "
+        f"  wrote {hist.probes:,} probe results, {hist.spans:,} spans ({hist.requests:,} of tenants' real "
+        f"requests), {hist.intervals:,} scrape intervals, "
         f"{hist.slices:,} event slices, {hist.evaluations:,} evaluations in {seconds:.0f} s "
         f"(draw {hist.seconds['draw']:.0f} s, write {hist.seconds['write']:.0f} s, "
         f"evaluate {hist.seconds['evaluate']:.0f} s)",

@@ -1,7 +1,8 @@
 """``m3mon demo``: the whole monitor on embedded defaults, telling one incident's story.
 
 Simulators stand in for the three M3 pools of ``examples/monitor.yaml``; ``m3mon run`` watches
-them with SQLite as the store. After a healthy period the interactive pool browns out (latency
+them with SQLite as the store, and a skewed mix of tenants sends real traffic to the interactive
+pool (:mod:`monitor.demo.traffic`). After a healthy period the interactive pool browns out (latency
 ×5 and a share of 500s), then recovers. The demo prints progress and a summary (SLO status per
 class, the burn alerts that fired, where latency went), and leaves the derived config, database,
 generated rules and dashboards, and the weekly report in one output folder.
@@ -22,9 +23,17 @@ from pathlib import Path
 
 from monitor.demo import DEFAULT_HISTORY_DAYS
 from monitor.demo.compact import compact
-from monitor.demo.config import demo_config, demo_database, write_demo_config
+from monitor.demo.config import (
+    DEMO_MIX,
+    LIVE_TRAFFIC_RATE,
+    TRAFFIC_POOL,
+    demo_config,
+    demo_database,
+    write_demo_config,
+)
 from monitor.demo.history import NO_SPANS, history_end, planned_upgrade, write_demo_history
 from monitor.demo.summary import print_summary, progress_line, report_period
+from monitor.demo.traffic import send_live
 from monitor.model import Model, load_model
 from monitor.service.service import Service
 from monitor.sim.harness import SimHandle, running_simulator
@@ -71,8 +80,9 @@ def simulators(
     model: Model, otlp: str, ports: dict[str, int] | None = None
 ) -> Iterator[dict[str, SimHandle]]:
     """One simulator per endpoint of ``model``, sized like its pool, exporting spans to ``otlp``
-    (the monitor's ``/v1/traces``) except the pools in :data:`NO_SPANS`; each on its port in
-    ``ports`` (OSError if taken), else on a free one."""
+    (the monitor's ``/v1/traces``) except the pools in :data:`NO_SPANS`, under the endpoint's name
+    and with each request's tenant and priority; each on its port in ``ports`` (OSError if taken),
+    else on a free one."""
     with ExitStack() as stack:
         sims = {
             ep.name: stack.enter_context(
@@ -81,6 +91,8 @@ def simulators(
                     max_model_len=ep.deployment.max_model_len or 131072,
                     seed=i,
                     otlp_traces_endpoint=None if ep.name in NO_SPANS else otlp,
+                    service_name=ep.name,
+                    tenant_span_attributes=True,
                 )
             )
             for i, ep in enumerate(model.endpoints)
@@ -99,9 +111,23 @@ def _flush_spans(sims: dict[str, SimHandle]) -> None:
 PhaseTimes = list[tuple[str, float, float]]
 
 
+async def _real_traffic(service: Service, sims: dict[str, SimHandle], stop: asyncio.Event) -> None:
+    """Send the tenant mix to the traffic pool until ``stop``, when the demo's config counts it."""
+    if TRAFFIC_POOL not in sims or not service.model.traffic.tenants:
+        return
+    print(
+        f"  real traffic: {len(DEMO_MIX.tenants())} tenants ({', '.join(DEMO_MIX.heavy)} heavy, "
+        f"{DEMO_MIX.slow} slow, a tail) at {LIVE_TRAFFIC_RATE:g} request/s to {TRAFFIC_POOL}",
+        flush=True,
+    )
+    await send_live(sims[TRAFFIC_POOL].base_url, DEMO_MIX, LIVE_TRAFFIC_RATE, stop)
+
+
 async def _drive(service: Service, sims: dict[str, SimHandle], scale: float) -> PhaseTimes:
     """Run the phases; returns (name, wall-clock start, wall-clock end) of each."""
     task = asyncio.create_task(service.serve())
+    stop = asyncio.Event()
+    sender = asyncio.create_task(_real_traffic(service, sims, stop))
     started = time.monotonic()
     done: PhaseTimes = []
     try:
@@ -115,6 +141,8 @@ async def _drive(service: Service, sims: dict[str, SimHandle], scale: float) -> 
                 print(progress_line(service, time.monotonic() - started), flush=True)
             done.append((phase.name, begin, time.time()))
     finally:
+        stop.set()
+        await sender
         await asyncio.to_thread(_flush_spans, sims)
         service.stopping.set()
         await task

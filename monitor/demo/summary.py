@@ -49,7 +49,9 @@ def slo_table(model: Model, store: Store, since: float) -> list[str]:
     """Per SLO: objective, attainment over the run, worst status and the alerts it raised."""
     with store.session() as s:
         evaluations = EvaluationRepo(s).between(since, datetime.now(UTC).timestamp() + 1)
-    rows = [f"  {'class':<20} {'SLO':<14} {'objective':>9} {'attained':>9} {'budget left':>11}  worst status"]
+    w = max([14, *(len(slo.name) for slo in model.slos)])  # per-tenant SLOs are named <name>.<tenant>
+    head = f"  {'class':<20} {'SLO':<{w}} {'objective':>9} {'attained':>9} {'budget left':>11}  worst status"
+    rows = [head]
     order = {"no data": -1, "ok": 0, "burning": 1, "exhausted": 2}
     for slo in model.slos:
         evs = [e for e in evaluations if e.slo_id == slo.id]
@@ -60,7 +62,7 @@ def slo_table(model: Model, store: Store, since: float) -> list[str]:
                          for a in burn_alerts(slo, e.windows)})  # fmt: skip
         fired = f"  fired: {', '.join(alerts)}" if alerts else ""
         rows.append(
-            f"  {slo.request_class:<20} {slo.name:<14} {slo.objective * 100:>8g}% "
+            f"  {slo.request_class:<20} {slo.name:<{w}} {slo.objective * 100:>8g}% "
             f"{_pct(period.attainment if period else None):>9} "
             f"{numbers.budget(period.budget_remaining if period else None):>11}  {worst}{fired}"
         )

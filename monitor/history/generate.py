@@ -1,6 +1,7 @@
 """``write_history``: a week (or any number of days) of what the monitor would have recorded.
 
-Probe results, OTLP spans, scrape intervals and deployment fingerprints are drawn from the
+Probe results, OTLP spans (the probes' and, given a tenant mix, real requests':
+:mod:`monitor.history.traffic`), scrape intervals and deployment fingerprints are drawn from the
 simulator's models (:mod:`monitor.history.pool`) under the story of :mod:`monitor.history.scenario`,
 built into the store's own ops (:mod:`monitor.store.ops`) and written in bulk; the stretch of the
 database outage goes through the real buffered writer. Then the evaluator stores an evaluation of
@@ -13,7 +14,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from monitor.history import probes, server
 from monitor.history.evaluate import evaluate_history
 from monitor.history.pool import Pool, PoolState, make_pool, state
 from monitor.history.scenario import DAY, Scenario, scenario
+from monitor.history.traffic import RealTraffic, traffic_runs
 from monitor.history.write import Outage, apply_bulk, finish, through_outage
 from monitor.model import Endpoint, Model, RequestClass
 from monitor.store import DeploymentFingerprint, Store
@@ -41,6 +43,7 @@ class History:
     scenario: Scenario
     probes: int = 0
     spans: int = 0
+    requests: int = 0  # real requests of the tenant mix served (their spans are in ``spans``)
     intervals: int = 0
     slices: int = 0
     spooled: int = 0
@@ -113,11 +116,18 @@ def _deployments(model: Model, pools: Mapping[str, Pool], scn: Scenario) -> list
 
 
 def _draw(
-    model: Model, scn: Scenario, pools: Mapping[str, Pool], intervals: Mapping[str, float], seed: int
-) -> list[tuple[float, Op]]:
-    """Every probe, spans and scrape op of the history with its event time, oldest first."""
+    model: Model, scn: Scenario, pools: Mapping[str, Pool], intervals: Mapping[str, float], seed: int,
+    traffic: RealTraffic | None = None, hist: History | None = None,
+) -> list[tuple[float, Op]]:  # fmt: skip
+    """Every probe, spans, traffic slices and scrape op of the history with its event time, oldest first."""
     states = {name: _state_cache(pool, scn) for name, pool in pools.items()}
     timed: list[tuple[float, Op]] = []
+    if traffic is not None:
+        exporting = tuple(p for p in traffic.pools if p in pools and pools[p].otlp)
+        real, served = traffic_runs(model, replace(traffic, pools=exporting), scn, states, seed)
+        timed += real
+        if hist is not None:
+            hist.requests = served
     for rc in model.classes:
         rng = random.Random(f"{seed}:{rc.name}")
         timed += _class_runs(model, rc, intervals.get(rc.name, rc.probe.interval), scn, pools, states, rng)
@@ -172,6 +182,7 @@ def write_history(
     probe_intervals: Mapping[str, float] | None = None,
     otlp: Collection[str] | None = None,
     outage: tuple[Outage, Path] | None = None,
+    traffic: RealTraffic | None = None,
     seed: int = 0,
 ) -> History:
     """Write ``days`` of history ending at ``end`` into ``store`` (its schema must exist).
@@ -179,13 +190,14 @@ def write_history(
     ``probe_intervals`` overrides a class's probe interval (the demo probes every few seconds but
     its history at the example config's intervals); ``otlp`` names the endpoints that export spans
     (default all); ``outage`` = (how to take the database away, the spool folder) sends the writes
-    of the scenario's outage through the buffered writer.
+    of the scenario's outage through the buffered writer; ``traffic`` adds the real requests of a
+    tenant mix on pools that export spans (:mod:`monitor.history.traffic`).
     """
     scn = scenario(end, days, planned(model, end - days * DAY, end))
     hist, clock = History(scn), time.perf_counter()
     pools = {ep.name: make_pool(ep.name, ep.deployment.max_model_len or 131072, scn,
                                 otlp is None or ep.name in otlp) for ep in model.endpoints}  # fmt: skip
-    timed = _draw(model, scn, pools, probe_intervals or {}, seed)
+    timed = _draw(model, scn, pools, probe_intervals or {}, seed, traffic, hist)
     hist.seconds["draw"], clock = time.perf_counter() - clock, time.perf_counter()
     store.apply([endpoints_op(model.endpoints), *_deployments(model, pools, scn)])
     _write(store, timed, hist, outage)

@@ -59,6 +59,9 @@ class SimConfig:
     #: Spans also carry the request's ``user`` as ``user.id`` and its ``priority`` as
     #: ``vllm.request.priority``, as a gateway in front of vLLM tags them (vLLM's own span does not).
     tenant_span_attributes: bool = False
+    #: The spans' resource ``service.name`` when ``OTEL_SERVICE_NAME`` is not set (several simulators
+    #: in one process, as in the demo, each name their endpoint this way).
+    service_name: str = "vllm-server"
 
     def with_overrides(self, **overrides: Any) -> SimConfig:
         """A copy with the given fields replaced (unknown names raise ``TypeError``)."""

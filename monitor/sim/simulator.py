@@ -46,7 +46,9 @@ class Simulator:
         self.tracer: RequestTracer | None = None
         if self.config.otlp_traces_endpoint or self.config.span_exporter is not None:
             c = self.config
-            self.tracer = RequestTracer(c.otlp_traces_endpoint, c.span_exporter, c.tenant_span_attributes)
+            self.tracer = RequestTracer(
+                c.otlp_traces_endpoint, c.span_exporter, c.tenant_span_attributes, c.service_name
+            )
         self._tasks: list[asyncio.Task[None]] = []
         self.dcgm: DcgmSurface | None = None
         if self.config.dcgm_gpus > 0:

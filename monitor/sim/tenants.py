@@ -22,6 +22,9 @@ import httpx
 
 from monitor.conventions import M3_MODEL_ID
 
+#: Prompt words of every request but the slow tenant's.
+NORMAL_PROMPT_WORDS = 20
+
 
 @dataclass(frozen=True)
 class TenantRequest:
@@ -67,6 +70,18 @@ class TenantMix:
         heavy = [self.heavy_share / len(self.heavy)] * len(self.heavy)
         return (*heavy, self.slow_share, *(rest * z / sum(zipf) for z in zipf))
 
+    def prompt_words(self, tenant: str) -> int:
+        return self.slow_prompt_words if tenant == self.slow else NORMAL_PROMPT_WORDS
+
+    def output_tokens(self, tenant: str) -> int:
+        return self.slow_tokens if tenant == self.slow else self.tokens
+
+    def draw(self, rng: random.Random, k: int) -> list[tuple[str, int]]:
+        """``k`` (tenant, priority) pairs in the mix's shares, for a caller that sizes the requests
+        itself (:meth:`prompt_words`, :meth:`output_tokens`), as the demo's generated history does."""
+        names = rng.choices(self.tenants(), weights=self.weights(), k=k)
+        return [(t, -1 if rng.random() < self.high_priority_share else 0) for t in names]
+
     def requests(self, n: int, model: str = M3_MODEL_ID) -> list[TenantRequest]:
         rng = random.Random(self.seed)
         names = rng.choices(self.tenants(), weights=self.weights(), k=n)
@@ -74,13 +89,11 @@ class TenantMix:
 
     def _request(self, rng: random.Random, tenant: str, model: str) -> TenantRequest:
         priority = -1 if rng.random() < self.high_priority_share else 0
-        slow = tenant == self.slow
-        words = self.slow_prompt_words if slow else 20
-        prompt = " ".join(f"w{rng.randrange(10_000)}" for _ in range(words))
+        prompt = " ".join(f"w{rng.randrange(10_000)}" for _ in range(self.prompt_words(tenant)))
         body = {
             "model": model,
             "messages": [{"role": "user", "content": prompt}],
-            "max_tokens": self.slow_tokens if slow else self.tokens,
+            "max_tokens": self.output_tokens(tenant),
             "ignore_eos": True,
             "user": tenant,
             "priority": priority,

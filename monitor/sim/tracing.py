@@ -37,14 +37,17 @@ def otlp_url(endpoint: str) -> str:
 class RequestTracer:
     """Emits the per-request spans of one simulated server."""
 
-    def __init__(self, endpoint: str | None, exporter: SpanExporter | None, tenants: bool = False) -> None:
+    def __init__(
+        self, endpoint: str | None, exporter: SpanExporter | None, tenants: bool = False,
+        service_name: str = "vllm-server",
+    ) -> None:  # fmt: skip
         self.tenants = tenants
         attrs: dict[str, Any] = {
             "vllm.instrumenting_module_name": "vllm.llm_engine",
             "vllm.process_id": os.getpid(),
         }
         if "OTEL_SERVICE_NAME" not in os.environ:
-            attrs["service.name"] = "vllm-server"
+            attrs["service.name"] = service_name
         self.provider = TracerProvider(resource=Resource.create(attrs))
         if exporter is not None:
             self.provider.add_span_processor(SimpleSpanProcessor(exporter))
