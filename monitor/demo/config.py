@@ -27,10 +27,11 @@ DEMO_MIN_EVENTS = 10
 DEMO_LONG_PROMPT_CAP = 24000
 
 #: The demo's real traffic (docs/demo.md, "Tenants"): the simulator's skewed tenant mix, sent to
-#: the interactive pool and counted for its chat class. The slow tenant's answers are long enough
-#: (1000 tokens, about 6 s of decode) to miss the class's 5 s end-to-end limit, which every other
-#: tenant's 16-token answers meet.
-DEMO_MIX = TenantMix(slow_tokens=1000)
+#: the interactive pool and counted for its chat class. One in six of the slow tenant's requests is
+#: long enough (1000 tokens, about 6 s of decode) to miss the class's 5 s end-to-end limit, which
+#: every short (16-token) answer meets: its goodput (about 83 %) misses its 95 % objective by a
+#: slow burn, a budget the week's report shows overspent, while the other tenants meet theirs.
+DEMO_MIX = TenantMix(slow_tokens=1000, slow_long_share=1 / 6)
 TRAFFIC_POOL = "m3-interactive"
 TRAFFIC_CLASS = "interactive-32k"
 #: Requests of the mix per second at peak load: live (the simulator serves them), and in the

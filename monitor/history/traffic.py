@@ -73,7 +73,8 @@ def _batch(ep: Endpoint, plan: RealTraffic, start: float, state_at: Callable[[fl
         st = state_at(arrival)
         if st.faults.error_rate and rng.random() < st.faults.error_rate:
             continue  # refused before the engine: no span
-        ask = Ask(prompt_tokens(plan.mix.prompt_words(who[0])), plan.mix.output_tokens(who[0]))
+        long = plan.mix.is_long(who[0], rng)
+        ask = Ask(prompt_tokens(plan.mix.prompt_words(long)), plan.mix.output_tokens(long))
         spans.append(_span(ep, arrival, ask, who, st, rng))
     return spans
 

@@ -56,6 +56,7 @@ class TenantMix:
     slow_share: float = 0.1
     slow_prompt_words: int = 2000
     slow_tokens: int = 200  # output tokens of each slow request (ignore_eos: exactly this many)
+    slow_long_share: float = 1.0  # share of the slow tenant's requests that are long; the rest as others'
     tokens: int = 16  # output tokens of every other request
     high_priority_share: float = 0.2  # requests sent with priority -1 (vLLM: lower is served first)
     seed: int = 0
@@ -70,15 +71,23 @@ class TenantMix:
         heavy = [self.heavy_share / len(self.heavy)] * len(self.heavy)
         return (*heavy, self.slow_share, *(rest * z / sum(zipf) for z in zipf))
 
-    def prompt_words(self, tenant: str) -> int:
-        return self.slow_prompt_words if tenant == self.slow else NORMAL_PROMPT_WORDS
+    def is_long(self, tenant: str, rng: random.Random) -> bool:
+        """Whether a request of ``tenant`` is one of the slow tenant's long ones (with every slow
+        request long, no draw is made: the mix's sequence of requests stays the same)."""
+        if tenant != self.slow:
+            return False
+        return self.slow_long_share >= 1.0 or rng.random() < self.slow_long_share
 
-    def output_tokens(self, tenant: str) -> int:
-        return self.slow_tokens if tenant == self.slow else self.tokens
+    def prompt_words(self, long: bool) -> int:
+        return self.slow_prompt_words if long else NORMAL_PROMPT_WORDS
+
+    def output_tokens(self, long: bool) -> int:
+        return self.slow_tokens if long else self.tokens
 
     def draw(self, rng: random.Random, k: int) -> list[tuple[str, int]]:
         """``k`` (tenant, priority) pairs in the mix's shares, for a caller that sizes the requests
-        itself (:meth:`prompt_words`, :meth:`output_tokens`), as the demo's generated history does."""
+        itself (:meth:`is_long`, :meth:`prompt_words`, :meth:`output_tokens`), as the demo's
+        generated history does."""
         names = rng.choices(self.tenants(), weights=self.weights(), k=k)
         return [(t, -1 if rng.random() < self.high_priority_share else 0) for t in names]
 
@@ -89,11 +98,12 @@ class TenantMix:
 
     def _request(self, rng: random.Random, tenant: str, model: str) -> TenantRequest:
         priority = -1 if rng.random() < self.high_priority_share else 0
-        prompt = " ".join(f"w{rng.randrange(10_000)}" for _ in range(self.prompt_words(tenant)))
+        long = self.is_long(tenant, rng)
+        prompt = " ".join(f"w{rng.randrange(10_000)}" for _ in range(self.prompt_words(long)))
         body = {
             "model": model,
             "messages": [{"role": "user", "content": prompt}],
-            "max_tokens": self.output_tokens(tenant),
+            "max_tokens": self.output_tokens(long),
             "ignore_eos": True,
             "user": tenant,
             "priority": priority,
