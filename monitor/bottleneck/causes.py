@@ -190,11 +190,25 @@ def _queue(e: Evidence) -> Cause | None:
     return None
 
 
+#: What helps a pool whose memory interface, not its SMs, is at its limit (the gpu_bound remedy's
+#: memory-bound part, said in the cause so the operator does not chase compute).
+MEMORY_REMEDY = (
+    "memory-bound decode: an FP8 KV cache or quantized weights, more tensor parallelism (more "
+    "memory bandwidth per request), fewer concurrent long contexts"
+)
+
+
+def gpu_text(e: Evidence) -> str:
+    """The GPU reading as the verdict says it (with the memory-bound remedy when it applies)."""
+    extra = f"; {MEMORY_REMEDY}" if e.gpu.memory_bound else ""
+    return f"{e.gpu.describe()} [{GPUS}]{extra}"
+
+
 def _queue_named(e: Evidence, q: Cause) -> Cause:
     cache = cache_evidence(e)
     if cache is not None:
         return _named(q, "cache_bound", cache) or q
-    gpu = f"{e.gpu.describe()} [{GPUS}]"
+    gpu = gpu_text(e)
     full = e.pool.batch_full
     if e.gpu.saturated and (e.gpu.fine or full is not False):
         return Cause("gpu_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
@@ -247,7 +261,7 @@ def _engine(e: Evidence) -> list[Cause]:
     if work and (gpu or (saturated and e.gpu.fine)):
         largest = max([*work, *([queued] if queued else [])], key=lambda c: c.seconds)
         stages = ", ".join(c.stage or "" for c in (queued, *work) if c is not None)
-        why = f"{stages} slow on saturated GPUs; {e.gpu.describe()} [{GPUS}]"
+        why = f"{stages} slow on saturated GPUs; {gpu_text(e)}"
         return [Cause("gpu_bound", largest.stage, largest.seconds, largest.source, why)]
     return [c for c in (queued, *work) if c is not None]
 

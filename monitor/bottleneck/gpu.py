@@ -4,7 +4,11 @@ cluster's exporter has.
 Each GPU sample is **busy** when any activity counter it reports is at or above its threshold
 (:data:`BUSY_AT`): SM activity (dcgm-exporter's profiling set, AMD's profiler), graphics-engine
 activity and GPU utilisation (dcgm-exporter's *default* set: most clusters), tensor-pipe
-activity, power draw against the power limit, or a power/thermal clock-event (throttle) reason.
+activity, **memory bandwidth** (DRAM activity, AMD's UMC activity, or NVML's memory-copy
+utilisation), power draw against the power limit, or a power/thermal clock-event (throttle)
+reason. LLM decode reads every weight and the whole KV cache each step, so a decode-heavy pool
+(long contexts, MoE) saturates its memory bandwidth with the SMs half idle: SM activity alone
+would read "room" and send the operator to raise the batch, the wrong direction.
 A GPU is busy over the window when at least a third of its samples are (a reading that dips for
 a few seconds does not flip it), or when its median activity is near its threshold; the pool is
 **saturated** when its hottest GPU is busy — with tensor parallelism every step waits for the
@@ -33,6 +37,15 @@ BUSY_AT: dict[str, float] = {
     "util": 0.95,
     "tensor_active": 0.85,
 }
+#: Memory-bandwidth thresholds (ratios 0..1). ``memory_active`` is DCGM_FI_PROF_DRAM_ACTIVE, "Ratio of
+#: cycles the device memory interface is active sending or receiving data" (dcgm-exporter
+#: etc/default-counters.csv, d5e5f51: in the default set), or AMD's gpu_umc_activity ("Memory engine
+#: usage in Percentage"). DRAM cannot be active every cycle (refresh, read/write turnarounds), so a
+#: sustained 80 % is the interface at its practical peak. ``memory_copy_util`` is DCGM_FI_DEV_MEM_COPY_UTIL
+#: ("Memory utilization (in %)", NVML's share of the sample period in which device memory was read
+#: or written): a time share like GPU_UTIL, so it is read only without DRAM activity and, like
+#: utilisation, says "busy", never "saturated" on its own (:attr:`GpuWindow.fine`).
+MEMORY_BUSY_AT: dict[str, float] = {"memory_active": 0.80, "memory_copy_util": 0.80}
 #: Power draw at this share of the power limit is busy (a compute-bound GPU runs at its cap).
 POWER_BUSY = 0.90
 #: DCGM clock-event reasons that mean the GPU is held back by power or heat (dcgm_fields.h:
@@ -41,6 +54,8 @@ THROTTLE_BITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 #: Counters that measure the SMs themselves (utilisation and graphics-engine activity count the time
 #: any kernel runs: a small decode batch keeps them at 100 %).
 FINE = ("sm_active", "tensor_active")
+#: Busy reasons that measure a resource at its limit (the SMs, the memory interface, the power cap).
+SATURATING = (*FINE, "memory_active", "power", "throttle")
 #: A GPU has room only below its threshold less this margin (between the two: near saturation).
 ROOM_MARGIN = 0.10
 #: A GPU is busy over the window when at least this share of its samples is: a third of its time
@@ -53,7 +68,11 @@ COUNTER_NAMES = {
     "util": "GPU utilisation",
     "tensor_active": "tensor active",
     "power": "power/limit",
+    "memory_active": "memory bandwidth (DRAM active)",
+    "memory_copy_util": "memory-copy utilisation",
+    "throttle": "clock throttling (power/thermal)",
 }
+MEMORY = ("memory_active", "memory_copy_util")
 
 
 def _activity(values: dict[str, float]) -> tuple[str, float] | None:
@@ -64,12 +83,27 @@ def _activity(values: dict[str, float]) -> tuple[str, float] | None:
     return None
 
 
+def _memory(values: dict[str, float]) -> tuple[str, float] | None:
+    """The memory-bandwidth counter a sample has (DRAM activity before memory-copy utilisation)."""
+    name = next((n for n in MEMORY if n in values), None)
+    return None if name is None else (name, values[name])
+
+
 def busy_because(values: dict[str, float]) -> str | None:
     """Why one GPU sample is busy (the counter at or above its threshold), or None. Only the most
     specific activity counters the sample has are read: with SM or tensor activity present a
-    utilisation of 100 % (a kernel running, however small) says nothing more."""
-    present = [n for n in FINE if n in values] or [n for n in ("gr_engine_active", "util") if n in values][:1]
-    for name in present:
+    utilisation of 100 % (a kernel running, however small) says nothing more. The memory interface
+    is read next, before utilisation and graphics-engine activity (which say only that a kernel
+    ran): a decode-bound pool is busy by its memory bandwidth whatever its SMs read."""
+    fine = [n for n in FINE if n in values]
+    for name in fine:
+        if values[name] >= BUSY_AT[name]:
+            return name
+    memory = _memory(values)
+    if memory is not None and memory[1] >= MEMORY_BUSY_AT[memory[0]]:
+        return memory[0]
+    coarse = [] if fine else [n for n in ("gr_engine_active", "util") if n in values][:1]
+    for name in coarse:
         if values[name] >= BUSY_AT[name]:
             return name
     power, limit = values.get("power_watts"), values.get("power_limit_watts")
@@ -91,6 +125,7 @@ class DeviceWindow:
     counter: str | None  # which counter that is
     because: str | None  # the counter that made most of its busy samples busy
     busy_now: bool = False  # its latest sample was busy
+    memory: float | None = None  # median of its memory-bandwidth counter (None: not reported)
 
 
 @dataclass(frozen=True)
@@ -127,7 +162,13 @@ class GpuWindow:
         h = self.hottest
         if h is None:
             return False
-        return h.counter in FINE or h.because in ("power", "throttle", *FINE)
+        return h.counter in FINE or h.because in SATURATING
+
+    @property
+    def memory_bound(self) -> bool:
+        """The hottest GPU is busy by its memory interface (decode reading weights and KV cache)."""
+        h = self.hottest
+        return self.saturated and h is not None and h.because in MEMORY
 
     @property
     def room(self) -> bool:
@@ -146,6 +187,13 @@ class GpuWindow:
         state = (
             "has room" if not self.saturated else "busy" if h.busy_share >= MAJORITY else "near saturation"
         )
+        if h.because in MEMORY and h.memory is not None:
+            sm = (
+                f", {COUNTER_NAMES.get(h.counter or '', 'activity')} {h.activity:.0%}"
+                if h.activity is not None
+                else ""
+            )
+            level = f" {h.memory:.0%}{sm}: memory-bandwidth bound"
         return (f"hottest GPU {h.device} {state} ({counter}{level}, busy at "
                 f"{h.busy_share:.0%} of {h.samples} samples{rest})")  # fmt: skip
 
@@ -161,6 +209,7 @@ def gpu_window(points: Sequence[GpuPoint], start: float, end: float) -> GpuWindo
         reasons = [busy_because(dict(r.values)) for r in rows]
         busy = [r for r in reasons if r is not None]
         acts = [a for r in rows if (a := _activity(dict(r.values))) is not None]
+        mems = [m[1] for r in rows if (m := _memory(dict(r.values))) is not None]
         because = max(set(busy), key=busy.count) if busy else None
         out.append(
             DeviceWindow(
@@ -172,6 +221,7 @@ def gpu_window(points: Sequence[GpuPoint], start: float, end: float) -> GpuWindo
                 counter=acts[-1][0] if acts else None,
                 because=because,
                 busy_now=reasons[-1] is not None,
+                memory=median(mems) if mems else None,
             )
         )
     return GpuWindow(tuple(out))

@@ -72,10 +72,13 @@ RULES: tuple[Rule, ...] = (
     Rule("gpu_bound", "GPU-bound",
          "queue time takes at least the TTFT floor (or the queue grows), or prefill or decode is at "
          "risk of its objective, and the hottest GPU was saturated: busy at a third of its samples "
-         "or more, or within 10 points of its threshold (SM, tensor, power or throttling; by "
-         "utilisation or graphics-engine activity only with the batch at 80 % of its peak or more)",
+         "or more, or within 10 points of its threshold (SM, tensor, DRAM activity, power or "
+         "throttling; by utilisation, graphics-engine activity or memory-copy utilisation only with "
+         "the batch at 80 % of its peak or more)",
          "the GPUs have no headroom: add warm capacity (replicas), chunked prefill to keep decode "
-         "moving, a smaller max-model-len; one GPU hotter than its group: check it (clocks, XID, "
+         "moving, a smaller max-model-len; memory-bandwidth bound (DRAM busy, SMs not: long "
+         "contexts, MoE decode): an FP8 KV cache or quantized weights, more tensor parallelism, "
+         "fewer concurrent long contexts; one GPU hotter than its group: check it (clocks, XID, "
          "thermals). Raising max-num-seqs will not help",
          "queue P95 and waiting fall after the capacity change; hottest GPU below its threshold"),
     Rule("scheduler_bound", "scheduler-bound",

@@ -38,6 +38,9 @@ class Load:
     tool_seconds: float = 0.0  # per tool round of an agent probe (3 rounds)
     outliers: float = 0.0  # share of requests with 0.15-0.23 s more at the proxy (healthy noise)
     long_share: float = 0.0  # share of requests whose prompt is 20x the median (a mixed class)
+    #: the engine's steps are bound by memory bandwidth (decode reading long KV caches, MoE
+    #: weights): the memory interface at 95 % of its cycles, the SMs at half
+    memory_bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ class World:
     after: Load | None = None  # the fault (None: a healthy world)
     #: verdicts that must be among the causes too (two causes at once)
     also: tuple[str, ...] = ()
-    counters: str = "profiling"  # "profiling", "default" (dcgm-exporter defaults), "amd", "none"
+    #: "profiling", "default" (dcgm-exporter defaults), "nvml" (the default set without its DCP
+    #: rows: GPU_UTIL, MEM_COPY_UTIL, power), "amd", "none"
+    counters: str = "profiling"
     gpus: int = 8
     hot_gpu: bool = False  # one GPU of the group pinned at 98 % (a straggler rank)
     dips: bool = False  # activity dips to 40 % for 4 s of every 20 s
@@ -172,9 +177,15 @@ class Pool:
             victim.admitted = None
             self.queue.insert(0, victim)
 
+    def memory(self, t: float, activity: float) -> float:
+        """The memory interface's share of active cycles (with ``activity``, the SMs')."""
+        return 0.95 if self.load(t).memory_bound else 0.25 + 0.5 * activity
+
     def activity(self, t: float) -> float:
         ld = self.load(t)
-        if ld.slowdown > 1.5 and not self.w.hot_gpu:
+        if ld.memory_bound:
+            base = 0.5 if self.running else 0.0
+        elif ld.slowdown > 1.5 and not self.w.hot_gpu:
             base = 0.97
         else:
             fill = len(self.running) / self.w.slots

@@ -15,6 +15,9 @@ BASE = Load(rate=3.0)
 SATURATED = Load(rate=7.0, slowdown=2.0)
 STALL = Load(rate=3.0, admit_per_second=1.0)
 KV_TIGHT = Load(rate=3.0, kv_tokens=60_000.0)
+#: decode bound by memory bandwidth (long KV caches, MoE weights): steps twice as slow, the memory
+#: interface at 95 %, the SMs at half
+MEMORY_BOUND = Load(rate=7.0, slowdown=2.0, memory_bound=True)
 
 WORLDS: tuple[World, ...] = (
     World("healthy", ("none",), BASE),
@@ -27,6 +30,10 @@ WORLDS: tuple[World, ...] = (
     World("gpu-saturated-flat-queue", ("gpu_bound",), BASE, Load(clients=94, slowdown=2.0)),
     World("gpu-saturated-dips", ("gpu_bound",), BASE, SATURATED, dips=True),
     World("one-gpu-of-eight-pinned", ("gpu_bound",), BASE, Load(rate=4.0, slowdown=2.0), hot_gpu=True),
+    World("memory-bound-profiling", ("gpu_bound",), BASE, MEMORY_BOUND),
+    World("memory-bound-default-dcgm", ("gpu_bound",), BASE, MEMORY_BOUND, counters="default"),
+    World("memory-bound-mem-copy-util", ("gpu_bound",), BASE, MEMORY_BOUND, counters="nvml"),
+    World("memory-bound-amd-umc", ("gpu_bound",), BASE, MEMORY_BOUND, counters="amd"),
     World("scheduler-stall-idle-gpus", ("scheduler_bound",), BASE, STALL),
     World("scheduler-stall-default-dcgm", ("scheduler_bound",), BASE, STALL, counters="default"),
     World("scheduler-stall-no-gpu-exporter", ("queue_bound",), BASE, STALL, counters="none"),

@@ -108,3 +108,37 @@ def test_power_at_its_limit_is_saturation() -> None:
                        "power_limit_watts": 700.0}) for p in _points([page] * 8)]  # fmt: skip
     w = gpu_window(points, 0, 2000)
     assert w.saturated and w.fine and w.hottest is not None and w.hottest.because == "power"
+
+
+AMD_PAGE = (
+    Path(__file__).resolve().parents[1] / "fixtures/gpu/amd-dme-afd0fe8-mi300x-x2.metrics.txt"
+).read_text()
+DCP = ("DCGM_FI_PROF_",)
+
+
+def test_memory_bandwidth_saturation_is_busy_with_the_sms_half_idle() -> None:
+    """Memory-bound decode: DRAM active 95 % while SM activity reads 50 % is no room, on dcgm-exporter
+    pages (DRAM_ACTIVE is in its default set) and on AMD's (UMC activity with the profiler's SM)."""
+    page = _set(_set(PAGE, "DCGM_FI_PROF_SM_ACTIVE", 0.5), "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", 0.25)
+    page = _set(_set(page, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", 0.6), "DCGM_FI_PROF_DRAM_ACTIVE", 0.95)
+    w = gpu_window(_points([page] * 8), 0, 2000)
+    assert w.saturated and not w.room and w.memory_bound and w.fine
+    assert "memory-bandwidth bound" in w.describe() and "SM active 50%" in w.describe()
+    amd = _set(_set(AMD_PAGE, "gpu_prof_sm_active", 50), "gpu_umc_activity", 95)
+    a = gpu_window(_points([amd] * 8), 0, 2000)
+    assert a.saturated and not a.room and a.memory_bound
+    # the held pages as they are (DRAM 0.55-0.56, UMC 41-44 %): no memory saturation
+    assert not gpu_window(_points([AMD_PAGE] * 8), 0, 2000).memory_bound
+    assert not gpu_window(_points([_set(PAGE, "DCGM_FI_PROF_SM_ACTIVE", 0.5)] * 8), 0, 2000).memory_bound
+
+
+def test_memory_copy_utilisation_without_profiling_says_busy_not_saturated() -> None:
+    """Without the DCP rows (profiling unavailable), NVML's MEM_COPY_UTIL at 95 % names the memory
+    interface, and like GPU_UTIL it is a time share: busy, not a measured saturation."""
+    nvml = "\n".join(line for line in PAGE.splitlines() if not any(f in line for f in DCP)) + "\n"
+    page = _set(_set(nvml, "DCGM_FI_DEV_GPU_UTIL", 100), "DCGM_FI_DEV_MEM_COPY_UTIL", 95)
+    w = gpu_window(_points([page] * 8), 0, 2000)
+    assert w.saturated and w.memory_bound and not w.fine
+    assert w.hottest is not None and w.hottest.because == "memory_copy_util"
+    quiet = _set(_set(nvml, "DCGM_FI_DEV_GPU_UTIL", 30), "DCGM_FI_DEV_MEM_COPY_UTIL", 20)
+    assert gpu_window(_points([quiet] * 8), 0, 2000).room

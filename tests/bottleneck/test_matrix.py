@@ -27,6 +27,7 @@ FAULTS = [
     "gpu-saturated-flat-queue",
     "gpu-saturated-dips",
     "one-gpu-of-eight-pinned",
+    "memory-bound-amd-umc",
     "scheduler-stall-default-dcgm",
     "kv-pressure",
     "prefix-drop-traffic-mix",
@@ -76,8 +77,21 @@ def test_a_fixed_cause_clears_within_the_recent_window(judged: dict[str, Judged]
 
 def test_the_remedy_never_raises_the_batch_on_busy_gpus(judged: dict[str, Judged]) -> None:
     """Saturated GPUs, whatever the counter set, never read scheduler-bound once the fault holds."""
-    for name in ("gpu-saturated-default-dcgm", "gpu-saturated-dips", "one-gpu-of-eight-pinned"):
+    for name in (
+        "gpu-saturated-default-dcgm",
+        "gpu-saturated-dips",
+        "one-gpu-of-eight-pinned",
+        "memory-bound-amd-umc",
+    ):
         assert "scheduler_bound" not in judged[name].counts(), name
+
+
+def test_a_memory_bound_pool_is_told_what_helps_memory(judged: dict[str, Judged]) -> None:
+    """SMs at half, the memory interface at 95 %: GPU-bound, and the reason says memory-bound decode
+    and its remedies (not more compute, not a larger batch)."""
+    _, last = judged["memory-bound-amd-umc"].after[-1]
+    assert last.verdict == "gpu_bound" and "memory-bandwidth bound" in last.reason
+    assert "FP8 KV cache" in last.reason
 
 
 def test_two_causes_are_both_named_by_their_seconds(judged: dict[str, Judged]) -> None:
