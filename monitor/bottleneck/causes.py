@@ -217,10 +217,28 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
         why = f"{q.why}; {gpu}, but {slots}: requests wait with slots free"
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, why)
     filling = e.pool.kv_now is not None and e.pool.kv_now >= KV_FULL
-    if e.gpu.room and not filling:
+    # a stalled scheduler leaves requests waiting *now* beside the room, or the GPUs idle over the
+    # whole window the queue was seen in; a queue that has drained while the GPUs were busy at
+    # times in that window came with load (a burst), not the scheduler's
+    waiting = e.pool.waiting_now is not None and e.pool.waiting_now >= QUEUE_LEVEL
+    h = e.gpu_recent.hottest
+    never_busy = h is not None and h.busy_share == 0
+    if e.gpu.room and not filling and (waiting or never_busy):
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
+    if e.gpu.room and not filling:
+        why = f"{gpu}, and the queue has drained ({e.pool.waiting_now or 0:.0f} waiting): load came in bursts"
+        return _named(q, "queue_bound", why) or q
     if e.gpu.read:
-        why = "the KV cache is filling" if filling else f"{gpu}, busy at its latest sample"
+        unproven = e.gpu.unproven
+        why = (
+            "the KV cache is filling"
+            if filling
+            else f"{gpu}, but {unproven}"
+            if unproven
+            else f"{gpu}, busy at its latest sample"
+        )
+    elif e.gpu.stale:
+        why = f"GPU exporter stale: {len(e.gpu.stale)} GPU(s) without a recent sample"
     else:
         why = "GPU exporter configured but not read in the window" if e.gpu_configured else "no GPU exporter"
     return _named(q, "queue_bound", why) or q
@@ -263,6 +281,12 @@ def _engine(e: Evidence) -> list[Cause]:
         stages = ", ".join(c.stage or "" for c in (queued, *work) if c is not None)
         why = f"{stages} slow on saturated GPUs; {gpu_text(e)}"
         return [Cause("gpu_bound", largest.stage, largest.seconds, largest.source, why)]
+    if queued is not None and queued.verdict == "queue_bound" and work:
+        # the GPUs' state is unknown: slow prefill or decode may be the GPUs', so the queue's
+        # verdict (capacity) leads and the stage is named beside it, never alone
+        top = max(c.seconds for c in (queued, *work))
+        lead = Cause(queued.verdict, queued.stage, top, queued.source, queued.why)
+        return [lead, *work]
     return [c for c in (queued, *work) if c is not None]
 
 

@@ -23,6 +23,7 @@ and the evidence says which counter spoke.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,6 +63,10 @@ ROOM_MARGIN = 0.10
 #: at saturation is saturation, and a reading that dips for a few seconds in every twenty (a
 #: fifth of the samples) cannot bring a busy GPU below it.
 MAJORITY = 1 / 3
+#: A GPU whose latest sample is older than this many of its own sample gaps (and at least
+#: STALE_FLOOR seconds) is not read: an exporter that stopped answering leaves samples from before
+#: its failure, and "room" from minutes ago is no room now.
+STALE_GAPS, STALE_FLOOR = 3, 45.0
 COUNTER_NAMES = {
     "sm_active": "SM active",
     "gr_engine_active": "graphics engine active",
@@ -126,6 +131,10 @@ class DeviceWindow:
     because: str | None  # the counter that made most of its busy samples busy
     busy_now: bool = False  # its latest sample was busy
     memory: float | None = None  # median of its memory-bandwidth counter (None: not reported)
+    #: its latest sample shows idle time: the memory interface, or the time any kernel runs
+    #: (utilisation, graphics engine), below its threshold. SM activity alone cannot: memory-bound
+    #: decode leaves the SMs half idle; power alone cannot either.
+    idle_seen: bool = True
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,7 @@ class GpuWindow:
     """The class's GPUs over the recent window."""
 
     devices: tuple[DeviceWindow, ...]
+    stale: tuple[str, ...] = ()  # GPUs whose latest sample is too old to read (STALE_GAPS)
 
     @property
     def read(self) -> bool:
@@ -174,7 +184,25 @@ class GpuWindow:
     def room(self) -> bool:
         """A reading says every GPU had room over the window and still has at its latest sample
         (a GPU that just became busy is not yet saturated, and has no room either)."""
-        return self.read and not self.saturated and not any(d.busy_now for d in self.devices)
+        return (
+            self.read
+            and not self.stale
+            and not self.saturated
+            and not any(d.busy_now for d in self.devices)
+            and all(d.idle_seen for d in self.devices)
+        )
+
+    @property
+    def unproven(self) -> str | None:
+        """Why a reading that is not saturated still cannot claim room (None: it can, or it is
+        saturated)."""
+        if not self.read or self.saturated:
+            return None
+        if self.stale:
+            return f"GPU exporter stale for {len(self.stale)} GPU(s): no sample in the last scrapes"
+        if not all(d.idle_seen for d in self.devices):
+            return "no counter that shows idle time (memory bandwidth, utilisation) was read"
+        return None
 
     def describe(self) -> str:
         h = self.hottest
@@ -198,14 +226,34 @@ class GpuWindow:
                 f"{h.busy_share:.0%} of {h.samples} samples{rest})")  # fmt: skip
 
 
-def gpu_window(points: Sequence[GpuPoint], start: float, end: float) -> GpuWindow:
-    """Each GPU's samples in (start, end] reduced to a :class:`DeviceWindow`."""
+def _idle_seen(values: dict[str, float]) -> bool:
+    memory = _memory(values)
+    if memory is not None and memory[1] < MEMORY_BUSY_AT[memory[0]]:
+        return True
+    return any(values[n] < BUSY_AT[n] for n in ("gr_engine_active", "util") if n in values)
+
+
+def _stale(rows: Sequence[GpuPoint], end: float) -> bool:
+    times = [r.time for r in rows]
+    gaps = sorted(b - a for a, b in itertools.pairwise(times) if b > a)
+    gap = gaps[len(gaps) // 2] if gaps else 0.0
+    return end - times[-1] > max(STALE_FLOOR, STALE_GAPS * gap)
+
+
+def gpu_window(points: Sequence[GpuPoint], start: float, end: float, live: bool = True) -> GpuWindow:
+    """Each GPU's samples in (start, end] reduced to a :class:`DeviceWindow` (``live``: an instant's
+    state window, where a GPU whose samples stopped is counted stale, not read; a report's period
+    reads every sample it has)."""
     by_device: dict[str, list[GpuPoint]] = defaultdict(list)
     for p in points:
         if start < p.time <= end:
             by_device[p.device].append(p)
-    out = []
-    for device, rows in sorted(by_device.items()):
+    out, stale = [], []
+    for device, unordered in sorted(by_device.items()):
+        rows = sorted(unordered, key=lambda r: r.time)
+        if live and _stale(rows, end):
+            stale.append(device)
+            continue
         reasons = [busy_because(dict(r.values)) for r in rows]
         busy = [r for r in reasons if r is not None]
         acts = [a for r in rows if (a := _activity(dict(r.values))) is not None]
@@ -222,6 +270,7 @@ def gpu_window(points: Sequence[GpuPoint], start: float, end: float) -> GpuWindo
                 because=because,
                 busy_now=reasons[-1] is not None,
                 memory=median(mems) if mems else None,
+                idle_seen=_idle_seen(dict(rows[-1].values)),
             )
         )
-    return GpuWindow(tuple(out))
+    return GpuWindow(tuple(out), tuple(stale))

@@ -157,7 +157,7 @@ def verdicts(
             traffic=tuple(s for s in requests if s.request_class == rc.name),
             runs=tuple(runs.get(rc.name, ())),
             pool=tuple(_pool(session, names, end - 2 * recent, end)) if names else (),
-            gpus=tuple(_gpus(session, names, end - min(recent, state), end)) if names else (),
+            gpus=tuple(_gpus(session, names, end - recent, end)) if names else (),
             running_peak=_running_peak(session, names, end - max(PEAK_WINDOW, recent), end)
             if names
             else None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from monitor.bottleneck.inputs import Objectives
 
@@ -63,6 +63,13 @@ class World:
     tools: bool = False
     probe_every: float = 30.0
     probe_timeout: float = 120.0
+    #: the GPU exporter answers no scrape in [from, to) (the monitor's own fault)
+    gpu_down: tuple[float, float] | None = None
+    #: open-loop rate over the hour: rising linearly from ``before.rate`` to this (a diurnal ramp)
+    ramp_to: float | None = None
+    #: on/off arrivals (period seconds, high): the rate x high for a period, x (2 - high) for the
+    #: next (the same mean); the whole hour of a world without a fault, else while the fault holds
+    burst: tuple[float, float] | None = None
     onset: float = 1200.0
     until: float | None = None  # the fault ends here (None: it lasts to the end)
     duration: float = 3600.0
@@ -103,7 +110,13 @@ class Pool:
     def load(self, t: float) -> Load:
         w = self.w
         held = w.after is not None and t >= w.onset and (w.until is None or t < w.until)
-        return w.after if held and w.after is not None else w.before
+        ld = w.after if held and w.after is not None else w.before
+        if w.ramp_to is not None:
+            ld = replace(ld, rate=ld.rate + (w.ramp_to - ld.rate) * t / w.duration)
+        if w.burst is not None and (held or w.after is None):
+            period, high = w.burst
+            ld = replace(ld, rate=ld.rate * (high if (t // period) % 2 == 0 else 2 - high))
+        return ld
 
     def new(self, t: float, probe: bool = False) -> Req:
         ld = self.load(t)

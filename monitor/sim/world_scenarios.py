@@ -59,4 +59,16 @@ WORLDS: tuple[World, ...] = (
     World("scheduler-stall-then-recovers", ("scheduler_bound",), BASE, STALL, until=1800.0),
     World("slow-proxy-then-fixed", ("proxy_bound",), BASE, Load(rate=3.0, network=0.8), until=1800.0),
     World("very-low-traffic", ("insufficient_evidence",), Load(rate=0.02), probe_every=60.0),
+    # load shapes, counter sets and the monitor's own faults the rules were not written against
+    World("diurnal-ramp", ("none",), Load(rate=1.0), ramp_to=3.8),
+    World("bursty-arrivals", ("gpu_bound", "queue_bound"), BASE, BASE, burst=(120.0, 1.5)),
+    World("bursty-overload", ("gpu_bound", "queue_bound"), BASE, BASE, burst=(120.0, 1.8)),
+    World("healthy-util-only", ("none",), BASE, counters="util"),
+    World("healthy-power-only", ("none",), BASE, counters="power"),
+    World("gpu-saturated-util-only", ("gpu_bound",), BASE, SATURATED, counters="util"),
+    World("memory-bound-power-only", ("queue_bound",), BASE, MEMORY_BOUND, counters="power"),
+    World("memory-bound-sm-only", ("queue_bound",), BASE, MEMORY_BOUND, counters="sm"),
+    World("gpu-exporter-down-then-saturated", ("queue_bound",), BASE, SATURATED, gpu_down=(1170.0, 3600.0)),
+    World("stall-probes-all-time-out", ("scheduler_bound",), BASE, STALL, probe_timeout=10.0),
+    World("healthy-kv-nearly-full", ("none",), Load(rate=3.0, kv_tokens=130_000.0)),
 )  # fmt: skip

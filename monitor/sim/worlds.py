@@ -84,6 +84,12 @@ def _device(
                 "memory_active": dram, "memory_copy_util": dram, **power}  # fmt: skip
     if counters == "nvml":  # no DCP (profiling unavailable or held by another profiler)
         return {"util": busy, "memory_copy_util": dram, **power}
+    if counters == "util":  # the oldest default: DCGM_FI_DEV_GPU_UTIL alone
+        return {"util": busy}
+    if counters == "power":  # power draw and its limit only
+        return power
+    if counters == "sm":  # a profiling set without the memory interface (DRAM_ACTIVE left out)
+        return {"sm_active": sm, "tensor_active": 0.5 * sm, "util": busy}
     if counters == "amd":
         return {"util": busy, "sm_active": sm, "memory_active": dram, "power_watts": power["power_watts"]}
     return {"sm_active": sm, "tensor_active": 0.5 * sm, "gr_engine_active": min(1.0, sm + 0.05),
@@ -161,7 +167,7 @@ def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
 
 def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
     w = held.world
-    if w.counters == "none":
+    if w.counters == "none" or (w.gpu_down is not None and w.gpu_down[0] <= t < w.gpu_down[1]):
         return
     level = pool.activity(t)
     for g in range(w.gpus):

@@ -86,6 +86,14 @@ def test_the_remedy_never_raises_the_batch_on_busy_gpus(judged: dict[str, Judged
         assert "scheduler_bound" not in judged[name].counts(), name
 
 
+def test_unreadable_gpus_never_read_as_room() -> None:
+    """A memory-bound pool whose exporter shows only SM activity: neither room nor saturation can
+    be claimed, so the queue reads queue-bound, never scheduler-bound ("raise max-num-seqs")."""
+    r = judge(BY_NAME["memory-bound-sm-only"])
+    assert "scheduler_bound" not in r.counts() and r.false_before == 0
+    assert r.time_to_verdict is not None and r.time_to_verdict <= 120.0 and r.wrong_after == 0
+
+
 def test_a_memory_bound_pool_is_told_what_helps_memory(judged: dict[str, Judged]) -> None:
     """SMs at half, the memory interface at 95 %: GPU-bound, and the reason says memory-bound decode
     and its remedies (not more compute, not a larger batch)."""
