@@ -35,6 +35,13 @@ WORK_SHARE = 0.5
 RETRY_STORM = 0.10
 SHED_PROBES, SHED_MIN = 0.05, 2
 SHED_SERVER = 0.01
+#: The API server's own answers (http_requests_total, sglang:http_responses_total) over the recent
+#: window: a cause at this share of its answers and this many of them, not one error.
+HTTP_SHARE, HTTP_MIN = 0.05, 10
+#: Codes that refuse work for load (SGLang reports exact codes; vLLM groups them, and its queue
+#: limits are read from admission_rejections_total instead: its "4xx" also holds bad requests).
+SHED_CODES = ("429", "503")
+ERROR_CODES = ("5xx", "500", "502", "504")
 QUEUE_GROWING = 1.0
 QUEUE_LEVEL = 2.0
 KV_FULL = 0.80
@@ -104,6 +111,10 @@ def _shedding(e: Evidence) -> Cause | None:
     if share is not None and share >= SHED_SERVER:
         why = f"{e.pool.rejections:g} admission rejections ({share:.0%} of requests)"
         return Cause("load_shedding", "retry", seconds, SERVER, why)
+    shed, answers = e.pool.answered(*SHED_CODES)
+    if shed >= HTTP_MIN and shed >= HTTP_SHARE * answers:
+        why = f"the server answered 429/503 to {shed:g} of {answers:g} requests ({shed / answers:.0%})"
+        return Cause("load_shedding", "retry", seconds, SERVER, why)
     if e.runs and e.shed >= SHED_MIN and e.shed / e.runs >= SHED_PROBES:
         why = f"{e.shed} of {e.runs} probe runs met a 429/503"
         return Cause("load_shedding", "retry", seconds, "probes", why)
@@ -116,6 +127,11 @@ def _retries(e: Evidence) -> Cause | None:
         return _named(c, "retry_storm")
     if e.runs and e.retried / e.runs >= RETRY_STORM:
         return Cause("retry_storm", "retry", 0.0, "probes", f"{e.retried} of {e.runs} probe runs retried")
+    failed, answers = e.pool.answered(*ERROR_CODES)
+    if failed >= HTTP_MIN and failed >= HTTP_SHARE * answers:
+        why = (f"the server answered 5xx to {failed:g} of {answers:g} requests ({failed / answers:.0%}): "
+               "clients and gateways retry what fails")  # fmt: skip
+        return Cause("retry_storm", "retry", 0.0, SERVER, why)
     return None
 
 

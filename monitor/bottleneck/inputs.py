@@ -49,6 +49,8 @@ class PoolPoint:
     kv_usage: float | None = None  # 0..1 at its end
     preemptions: float | None = None
     admission_rejections: float | None = None  # refused by the frontend's queue limits (0.33+)
+    #: the API server's answers by status in the interval (vLLM "2xx"/"4xx"/"5xx", SGLang codes)
+    http_status: Mapping[str, float] = field(default_factory=dict)
     prefix_hit_rate: float | None = None
     histograms: Mapping[str, Histogram] = field(default_factory=dict)
 

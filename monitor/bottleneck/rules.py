@@ -37,13 +37,16 @@ RULES: tuple[Rule, ...] = (
          "—"),
     Rule("load_shedding", "load shedding",
          "the server refused at least 1 % of requests at its queue limits "
-         "(vllm:admission_rejections_total), or at least 5 % of probe runs (and 2) met a 429 or 503",
+         "(vllm:admission_rejections_total), or answered 429/503 to at least 5 % (and 10) of its "
+         "requests (SGLang's http_responses_total), or at least 5 % of probe runs (and 2) met a 429 "
+         "or 503",
          "the pool is at its admission limit: add warm capacity (replicas) or move traffic away; "
          "raise max_num_queued_reqs only if the objective can absorb the longer queue",
          "admission rejections and 429/503 answers at 0 with the queue P95 inside the objective"),
     Rule("retry_storm", "retry storm",
          "retries (the probes' own or a gateway's) take at least the floor in enough tail requests, "
-         "or at least 10 % of probe runs were retried",
+         "or at least 10 % of probe runs were retried, or the server answered 5xx to at least 5 % "
+         "(and 10) of its requests (http_requests_total)",
          "find what answers 429/5xx (rate limits, an overloaded replica, a gateway); add warm capacity "
          "before clients retry into it; cap client retries with backoff and jitter",
          "retried runs below 10 % and no retry time in the P95+ band"),

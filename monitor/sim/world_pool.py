@@ -106,6 +106,8 @@ class Pool:
         self.rejections = 0.0
         self.preemptions = 0.0
         self.retry_later: list[Req] = []
+        #: the API server's answers by status since the last scrape (vLLM groups them)
+        self.http: dict[str, float] = {}
 
     def load(self, t: float) -> Load:
         w = self.w
@@ -138,6 +140,8 @@ class Pool:
         refused = not failed and ld.shed and self.rng.random() < ld.shed
         if failed or refused:
             self.rejections += 1 if refused else 0
+            status = "4xx" if refused else "5xx"
+            self.http[status] = self.http.get(status, 0.0) + 1
             if ld.gateway_retry:
                 r.retry += 1.0
                 r.arrive += 1.0
@@ -166,6 +170,7 @@ class Pool:
         for r in finished:
             self.running.remove(r)
             self.done.append(r)
+            self.http["2xx"] = self.http.get("2xx", 0.0) + 1
         budget = math.inf if ld.admit_per_second is None else ld.admit_per_second
         if ld.admit_per_second is not None and self.rng.random() < ld.admit_per_second % 1:
             budget = math.floor(budget) + 1

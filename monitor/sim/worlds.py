@@ -158,10 +158,12 @@ def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
         kv_usage=min(1.0, pool.kv_used(t) / ld.kv_tokens),
         preemptions=pool.preemptions,
         admission_rejections=pool.rejections,
+        http_status=dict(pool.http),
         prefix_hit_rate=ld.prefix_hit,
         histograms=histograms,
     )
     pool.preemptions = pool.rejections = 0.0
+    pool.http = {}
     return point
 
 
