@@ -232,7 +232,9 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
         slots = f"the batch runs {e.pool.running_now:.0f} of its peak {e.pool.running_peak:.0f}"
         why = f"{q.why}; {gpu}, but {slots}: requests wait with slots free"
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, why)
-    filling = e.pool.kv_now is not None and e.pool.kv_now >= KV_FULL
+    # the KV cache near full now or over the window: requests may wait for blocks, not the
+    # scheduler (a larger batch would preempt)
+    filling = any(v is not None and v >= KV_FULL for v in (e.pool.kv_now, e.pool.kv_usage))
     # a stalled scheduler leaves requests waiting *now* beside the room, or the GPUs idle over the
     # whole window the queue was seen in; a queue that has drained while the GPUs were busy at
     # times in that window came with load (a burst), not the scheduler's
@@ -247,7 +249,7 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
     if e.gpu.read:
         unproven = e.gpu.unproven
         why = (
-            "the KV cache is filling"
+            "the KV cache is near full"
             if filling
             else f"{gpu}, but {unproven}"
             if unproven

@@ -61,7 +61,8 @@ WORLDS: tuple[World, ...] = (
     World("very-low-traffic", ("insufficient_evidence",), Load(rate=0.02), probe_every=60.0),
     # load shapes, counter sets and the monitor's own faults the rules were not written against
     World("diurnal-ramp", ("none",), Load(rate=1.0), ramp_to=3.8),
-    World("bursty-arrivals", ("gpu_bound", "queue_bound"), BASE, BASE, burst=(120.0, 1.5)),
+    # bursts to 90 % of capacity: a queue at times (capacity), none between; never the scheduler
+    World("bursty-arrivals", ("queue_bound", "gpu_bound", "none"), BASE, BASE, burst=(120.0, 1.5)),
     World("bursty-overload", ("gpu_bound", "queue_bound"), BASE, BASE, burst=(120.0, 1.8)),
     World("healthy-util-only", ("none",), BASE, counters="util"),
     World("healthy-power-only", ("none",), BASE, counters="power"),
@@ -70,5 +71,10 @@ WORLDS: tuple[World, ...] = (
     World("memory-bound-sm-only", ("queue_bound",), BASE, MEMORY_BOUND, counters="sm"),
     World("gpu-exporter-down-then-saturated", ("queue_bound",), BASE, SATURATED, gpu_down=(1170.0, 3600.0)),
     World("stall-probes-all-time-out", ("scheduler_bound",), BASE, STALL, probe_timeout=10.0),
-    World("healthy-kv-nearly-full", ("none",), Load(rate=3.0, kv_tokens=130_000.0)),
+    # KV usage peaking at 99 % (median 65 %), no preemption: no cache verdict
+    World("healthy-kv-peaks-full", ("none",), Load(rate=3.0, kv_tokens=130_000.0)),
+    # KV at a median of 96 %, 4 preemptions an hour, requests wait for blocks: the cache (or "not
+    # sure"), never the scheduler
+    World("kv-nearly-full-few-preemptions", ("cache_bound", "queue_bound"), BASE,
+          Load(rate=3.0, kv_tokens=90_000.0)),
 )  # fmt: skip
