@@ -35,6 +35,13 @@ WORK_SHARE = 0.5
 RETRY_STORM = 0.10
 SHED_PROBES, SHED_MIN = 0.05, 2
 SHED_SERVER = 0.01
+#: The API server's own answers (http_requests_total, sglang:http_responses_total) over the recent
+#: window: a cause at this share of its answers and this many of them, not one error.
+HTTP_SHARE, HTTP_MIN = 0.05, 10
+#: Codes that refuse work for load (SGLang reports exact codes; vLLM groups them, and its queue
+#: limits are read from admission_rejections_total instead: its "4xx" also holds bad requests).
+SHED_CODES = ("429", "503")
+ERROR_CODES = ("5xx", "500", "502", "504")
 QUEUE_GROWING = 1.0
 QUEUE_LEVEL = 2.0
 KV_FULL = 0.80
@@ -104,6 +111,10 @@ def _shedding(e: Evidence) -> Cause | None:
     if share is not None and share >= SHED_SERVER:
         why = f"{e.pool.rejections:g} admission rejections ({share:.0%} of requests)"
         return Cause("load_shedding", "retry", seconds, SERVER, why)
+    shed, answers = e.pool.answered(*SHED_CODES)
+    if shed >= HTTP_MIN and shed >= HTTP_SHARE * answers:
+        why = f"the server answered 429/503 to {shed:g} of {answers:g} requests ({shed / answers:.0%})"
+        return Cause("load_shedding", "retry", seconds, SERVER, why)
     if e.runs and e.shed >= SHED_MIN and e.shed / e.runs >= SHED_PROBES:
         why = f"{e.shed} of {e.runs} probe runs met a 429/503"
         return Cause("load_shedding", "retry", seconds, "probes", why)
@@ -116,6 +127,11 @@ def _retries(e: Evidence) -> Cause | None:
         return _named(c, "retry_storm")
     if e.runs and e.retried / e.runs >= RETRY_STORM:
         return Cause("retry_storm", "retry", 0.0, "probes", f"{e.retried} of {e.runs} probe runs retried")
+    failed, answers = e.pool.answered(*ERROR_CODES)
+    if failed >= HTTP_MIN and failed >= HTTP_SHARE * answers:
+        why = (f"the server answered 5xx to {failed:g} of {answers:g} requests ({failed / answers:.0%}): "
+               "clients and gateways retry what fails")  # fmt: skip
+        return Cause("retry_storm", "retry", 0.0, SERVER, why)
     return None
 
 
@@ -190,11 +206,25 @@ def _queue(e: Evidence) -> Cause | None:
     return None
 
 
+#: What helps a pool whose memory interface, not its SMs, is at its limit (the gpu_bound remedy's
+#: memory-bound part, said in the cause so the operator does not chase compute).
+MEMORY_REMEDY = (
+    "memory-bound decode: an FP8 KV cache or quantized weights, more tensor parallelism (more "
+    "memory bandwidth per request), fewer concurrent long contexts"
+)
+
+
+def gpu_text(e: Evidence) -> str:
+    """The GPU reading as the verdict says it (with the memory-bound remedy when it applies)."""
+    extra = f"; {MEMORY_REMEDY}" if e.gpu.memory_bound else ""
+    return f"{e.gpu.describe()} [{GPUS}]{extra}"
+
+
 def _queue_named(e: Evidence, q: Cause) -> Cause:
     cache = cache_evidence(e)
     if cache is not None:
         return _named(q, "cache_bound", cache) or q
-    gpu = f"{e.gpu.describe()} [{GPUS}]"
+    gpu = gpu_text(e)
     full = e.pool.batch_full
     if e.gpu.saturated and (e.gpu.fine or full is not False):
         return Cause("gpu_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
@@ -202,11 +232,31 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
         slots = f"the batch runs {e.pool.running_now:.0f} of its peak {e.pool.running_peak:.0f}"
         why = f"{q.why}; {gpu}, but {slots}: requests wait with slots free"
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, why)
-    filling = e.pool.kv_now is not None and e.pool.kv_now >= KV_FULL
-    if e.gpu.room and not filling:
+    # the KV cache near full now or over the window: requests may wait for blocks, not the
+    # scheduler (a larger batch would preempt)
+    filling = any(v is not None and v >= KV_FULL for v in (e.pool.kv_now, e.pool.kv_usage))
+    # a stalled scheduler leaves requests waiting *now* beside the room, or the GPUs idle over the
+    # whole window the queue was seen in; a queue that has drained while the GPUs were busy at
+    # times in that window came with load (a burst), not the scheduler's
+    waiting = e.pool.waiting_now is not None and e.pool.waiting_now >= QUEUE_LEVEL
+    h = e.gpu_recent.hottest
+    never_busy = h is not None and h.busy_share == 0
+    if e.gpu.room and not filling and (waiting or never_busy):
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
+    if e.gpu.room and not filling:
+        why = f"{gpu}, and the queue has drained ({e.pool.waiting_now or 0:.0f} waiting): load came in bursts"
+        return _named(q, "queue_bound", why) or q
     if e.gpu.read:
-        why = "the KV cache is filling" if filling else f"{gpu}, busy at its latest sample"
+        unproven = e.gpu.unproven
+        why = (
+            "the KV cache is near full"
+            if filling
+            else f"{gpu}, but {unproven}"
+            if unproven
+            else f"{gpu}, busy at its latest sample"
+        )
+    elif e.gpu.stale:
+        why = f"GPU exporter stale: {len(e.gpu.stale)} GPU(s) without a recent sample"
     else:
         why = "GPU exporter configured but not read in the window" if e.gpu_configured else "no GPU exporter"
     return _named(q, "queue_bound", why) or q
@@ -247,8 +297,14 @@ def _engine(e: Evidence) -> list[Cause]:
     if work and (gpu or (saturated and e.gpu.fine)):
         largest = max([*work, *([queued] if queued else [])], key=lambda c: c.seconds)
         stages = ", ".join(c.stage or "" for c in (queued, *work) if c is not None)
-        why = f"{stages} slow on saturated GPUs; {e.gpu.describe()} [{GPUS}]"
+        why = f"{stages} slow on saturated GPUs; {gpu_text(e)}"
         return [Cause("gpu_bound", largest.stage, largest.seconds, largest.source, why)]
+    if queued is not None and queued.verdict == "queue_bound" and work:
+        # the GPUs' state is unknown: slow prefill or decode may be the GPUs', so the queue's
+        # verdict (capacity) leads and the stage is named beside it, never alone
+        top = max(c.seconds for c in (queued, *work))
+        lead = Cause(queued.verdict, queued.stage, top, queued.source, queued.why)
+        return [lead, *work]
     return [c for c in (queued, *work) if c is not None]
 
 

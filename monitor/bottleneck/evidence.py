@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monitor.bottleneck.gpu import GpuWindow, gpu_window
-from monitor.bottleneck.inputs import Inputs, Objectives
+from monitor.bottleneck.inputs import GPU_WINDOW, Inputs, Objectives
 from monitor.bottleneck.pool import PoolWindow, pool_window
 from monitor.bottleneck.stages import StageTail, stage_tail
 from monitor.bottleneck.tail import MIN_REQUESTS, MIN_REQUESTS_P99, TailShare, attribute_class
@@ -42,6 +42,8 @@ class Evidence:
     pool: PoolWindow
     gpu: GpuWindow
     gpu_configured: bool
+    #: the GPUs over the whole recent window (the queue's evidence window): were they ever busy?
+    gpu_recent: GpuWindow
     runs: int
     retried: int
     shed: int
@@ -178,8 +180,9 @@ def gather(i: Inputs) -> Evidence:
         traffic_ttft=stage_tail(traffic, "ttft", TRAFFIC),
         traffic_e2e=stage_tail(traffic, "e2e", TRAFFIC),
         pool=pool_window(i.pool, i.recent_start, i.end, i.running_peak, min(i.recent, i.state)),
-        gpu=gpu_window(i.gpus, i.end - min(i.recent, i.state), i.end),
+        gpu=gpu_window(i.gpus, i.end - min(i.recent, i.state), i.end, live=i.state <= GPU_WINDOW),
         gpu_configured=i.gpu_configured,
+        gpu_recent=gpu_window(i.gpus, i.recent_start, i.end, live=False),
         runs=len(runs),
         retried=sum(1 for r in runs if r.retried),
         shed=sum(1 for r in runs if r.shed),

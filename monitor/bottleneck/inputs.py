@@ -49,6 +49,8 @@ class PoolPoint:
     kv_usage: float | None = None  # 0..1 at its end
     preemptions: float | None = None
     admission_rejections: float | None = None  # refused by the frontend's queue limits (0.33+)
+    #: the API server's answers by status in the interval (vLLM "2xx"/"4xx"/"5xx", SGLang codes)
+    http_status: Mapping[str, float] = field(default_factory=dict)
     prefix_hit_rate: float | None = None
     histograms: Mapping[str, Histogram] = field(default_factory=dict)
 
@@ -108,7 +110,9 @@ class Inputs:
     traffic: tuple[Sample, ...] = ()  # real requests from server spans (recent window)
     runs: tuple[ProbeRun, ...] = ()  # every probe run (tail window)
     pool: tuple[PoolPoint, ...] = ()  # intervals ending in the recent window and the one before
-    gpus: tuple[GpuPoint, ...] = ()  # GPU readings in the recent window
+    #: GPU readings in the recent window (the state is read over its last ``state`` seconds; the
+    #: whole window says whether the GPUs were ever busy while the queue's evidence was gathered)
+    gpus: tuple[GpuPoint, ...] = ()
     gpu_configured: bool = False  # some endpoint of the class has a gpu_exporter
     #: the most requests its endpoints ran at once over the last PEAK_WINDOW (summed): the batch's
     #: ceiling as observed (None: read from ``pool`` alone)

@@ -76,6 +76,7 @@ class PoolWindow:
     running_now: float | None  # running at the latest scrape, summed
     running_peak: float | None  # the most running at once over both windows, summed per endpoint
     rejections: float | None  # admission rejections (None: the server has no such counter)
+    http: dict[str, float]  # the API server's answers by status over the window (summed)
     preemptions: float | None
     preempting_intervals: int  # scrape intervals with a preemption (sustained, not one)
     kv_usage: float | None  # median of the fullest endpoint's KV usage over the state window
@@ -107,6 +108,13 @@ class PoolWindow:
         if self.running_now is None or not self.running_peak:
             return None
         return self.running_now >= FULL * self.running_peak
+
+    def answered(self, *statuses: str) -> tuple[float, float]:
+        """How many answers had one of ``statuses`` (a code "503" counts under "5xx" too when the
+        server groups them), and how many answers there were."""
+        total = sum(self.http.values())
+        hits = sum(n for s, n in self.http.items() if s in statuses)
+        return hits, total
 
     @property
     def rejected_share(self) -> float | None:
@@ -199,6 +207,7 @@ def pool_window(
         running_now=running_now,
         running_peak=running_peak,
         rejections=_sum([p.admission_rejections for p in now]),
+        http=_statuses(now),
         preemptions=_sum([p.preemptions for p in now]),
         preempting_intervals=sum(1 for p in now if p.preemptions),
         kv_usage=median(kv) if kv else None,
@@ -209,6 +218,14 @@ def pool_window(
         prompt_tokens=_prompt_mean(now),
         prompt_tokens_before=_prompt_mean(before),
     )
+
+
+def _statuses(points: Sequence[PoolPoint]) -> dict[str, float]:
+    out: dict[str, float] = defaultdict(float)
+    for p in points:
+        for status, n in p.http_status.items():
+            out[status] += n
+    return dict(out)
 
 
 def _kv_by_time(points: Sequence[PoolPoint]) -> dict[float, list[float]]:

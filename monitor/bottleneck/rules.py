@@ -37,13 +37,16 @@ RULES: tuple[Rule, ...] = (
          "—"),
     Rule("load_shedding", "load shedding",
          "the server refused at least 1 % of requests at its queue limits "
-         "(vllm:admission_rejections_total), or at least 5 % of probe runs (and 2) met a 429 or 503",
+         "(vllm:admission_rejections_total), or answered 429/503 to at least 5 % (and 10) of its "
+         "requests (SGLang's http_responses_total), or at least 5 % of probe runs (and 2) met a 429 "
+         "or 503",
          "the pool is at its admission limit: add warm capacity (replicas) or move traffic away; "
          "raise max_num_queued_reqs only if the objective can absorb the longer queue",
          "admission rejections and 429/503 answers at 0 with the queue P95 inside the objective"),
     Rule("retry_storm", "retry storm",
          "retries (the probes' own or a gateway's) take at least the floor in enough tail requests, "
-         "or at least 10 % of probe runs were retried",
+         "or at least 10 % of probe runs were retried, or the server answered 5xx to at least 5 % "
+         "(and 10) of its requests (http_requests_total)",
          "find what answers 429/5xx (rate limits, an overloaded replica, a gateway); add warm capacity "
          "before clients retry into it; cap client retries with backoff and jitter",
          "retried runs below 10 % and no retry time in the P95+ band"),
@@ -72,10 +75,13 @@ RULES: tuple[Rule, ...] = (
     Rule("gpu_bound", "GPU-bound",
          "queue time takes at least the TTFT floor (or the queue grows), or prefill or decode is at "
          "risk of its objective, and the hottest GPU was saturated: busy at a third of its samples "
-         "or more, or within 10 points of its threshold (SM, tensor, power or throttling; by "
-         "utilisation or graphics-engine activity only with the batch at 80 % of its peak or more)",
+         "or more, or within 10 points of its threshold (SM, tensor, DRAM activity, power or "
+         "throttling; by utilisation, graphics-engine activity or memory-copy utilisation only with "
+         "the batch at 80 % of its peak or more)",
          "the GPUs have no headroom: add warm capacity (replicas), chunked prefill to keep decode "
-         "moving, a smaller max-model-len; one GPU hotter than its group: check it (clocks, XID, "
+         "moving, a smaller max-model-len; memory-bandwidth bound (DRAM busy, SMs not: long "
+         "contexts, MoE decode): an FP8 KV cache or quantized weights, more tensor parallelism, "
+         "fewer concurrent long contexts; one GPU hotter than its group: check it (clocks, XID, "
          "thermals). Raising max-num-seqs will not help",
          "queue P95 and waiting fall after the capacity change; hottest GPU below its threshold"),
     Rule("scheduler_bound", "scheduler-bound",

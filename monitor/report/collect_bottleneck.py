@@ -69,11 +69,19 @@ def _runs(session: Session, start: float, end: float, longest: float) -> dict[st
     return out
 
 
+def _statuses(raw: object) -> dict[str, float]:
+    """A stored interval's HTTP answers by status (one stored in another shape: none)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): float(v) for k, v in raw.items() if isinstance(v, int | float)}
+
+
 def _pool(session: Session, endpoints: Sequence[str], start: float, end: float) -> list[PoolPoint]:
     q = select(SI).where(SI.endpoint.in_(sorted(endpoints)), SI.end > start, SI.end <= end)
     return [
         PoolPoint(r.endpoint, r.end, r.requests, r.waiting, r.running, r.kv_cache_usage, r.preemptions,
-                  r.admission_rejections, r.prefix_cache_hit_rate, stored_histograms(r.histograms or {}))
+                  r.admission_rejections, _statuses(r.http_status), r.prefix_cache_hit_rate,
+                  stored_histograms(r.histograms or {}))
         for r in session.scalars(q.order_by(SI.end))
     ]  # fmt: skip
 
@@ -157,7 +165,7 @@ def verdicts(
             traffic=tuple(s for s in requests if s.request_class == rc.name),
             runs=tuple(runs.get(rc.name, ())),
             pool=tuple(_pool(session, names, end - 2 * recent, end)) if names else (),
-            gpus=tuple(_gpus(session, names, end - min(recent, state), end)) if names else (),
+            gpus=tuple(_gpus(session, names, end - recent, end)) if names else (),
             running_peak=_running_peak(session, names, end - max(PEAK_WINDOW, recent), end)
             if names
             else None,

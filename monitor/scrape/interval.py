@@ -106,11 +106,13 @@ def _engine_signals(sums: _Sums) -> EngineSignals:
         abort = c.get("finished_abort", 0.0)
         finished = {"completed": max(0.0, c["finished_all"] - abort), "abort": abort}
     per_pos = {k.split(":", 1)[1]: v for k, v in c.items() if k.startswith("spec_accepted_per_position:")}
+    http = {k.split(":", 1)[1]: v for k, v in c.items() if k.startswith("http:")}
     gauges = {k: (sum(v) / len(v) if k in RATIO_GAUGES else sum(v)) for k, v in sums.gauges.items() if v}
     return EngineSignals(
         finished=finished,
         histograms=dict(sorted(sums.histograms.items())),
         spec_accepted_per_position=dict(sorted(per_pos.items(), key=_position)),
+        http_status=dict(sorted(http.items())),
         **{k: c.get(k) for k in _SCALARS},
         **{k: gauges.get(k) for k in _GAUGES},
     )

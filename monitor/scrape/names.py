@@ -33,6 +33,11 @@ class Source:
     note: str = ""
 
 
+#: The API routes whose HTTP answers are the pool's (its inference traffic).
+INFERENCE_ROUTES: Final = ("/v1/chat/completions", "/v1/completions", "/v1/responses")
+#: Fields of server-wide families without a model label, read as the page's one model.
+MODELLESS_FIELDS: Final = frozenset({"http"})
+
 # fmt: off
 SOURCES: Final[tuple[Source, ...]] = (
     # --- vLLM: outcomes and tokens (same exposed names in V0 and V1) ---------------------------
@@ -87,6 +92,11 @@ SOURCES: Final[tuple[Source, ...]] = (
            note="last access to eviction, one observation per sampled evicted block"),
     Source("vllm:kv_block_reuse_gap_seconds", "kv_block_reuse_gap", "histogram",
            note="gaps between a block's last <= 4 accesses, 0-3 observations per evicted block"),
+    # API server HTTP answers by status, inference routes only (not /health or /metrics):
+    # prometheus-fastapi-instrumentator's counter (status grouped 2xx/4xx/5xx), no model label
+    *(Source("http_requests_total", "http", "counter", key="status", where=(("handler", route),),
+             note="status grouped: 2xx, 4xx, 5xx; read as the page's one model")
+      for route in INFERENCE_ROUTES),
     # --- SGLang ------------------------------------------------------------------------------
     Source("sglang:num_requests_total", "finished_all", "counter",
            note="every finished request incl. aborts; split into completed/abort"),
@@ -115,6 +125,9 @@ SOURCES: Final[tuple[Source, ...]] = (
            where=(("stage", "prefill_forward"),)),
     Source("sglang:prompt_tokens_histogram", "prompt_tokens", "histogram"),
     Source("sglang:generation_tokens_histogram", "generation_tokens", "histogram"),
+    *(Source("sglang:http_responses_total", "http", "counter", key="status_code",
+             where=(("endpoint", route),), note="exact status codes; read as the page's one model")
+      for route in INFERENCE_ROUTES),
     # deployment facts SGLang shows as gauges (read into the fingerprint, not into signals)
     Source("sglang:page_size", "block_size", "gauge"),
     Source("sglang:context_len", "max_model_len", "gauge"),

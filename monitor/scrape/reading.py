@@ -18,6 +18,7 @@ from monitor.scrape.names import (
     DEFAULT_ENGINE,
     ENGINE_LABELS,
     MODEL_LABEL,
+    MODELLESS_FIELDS,
     PREFIXES,
     PROCESS_START,
     RANK_LABELS,
@@ -236,4 +237,24 @@ def _assemble(b: _Builder) -> dict[str, dict[str, EngineReading]]:
         for fname, values in b.gauges.get(slot, {}).items():
             if wanted(fname):
                 er.gauges[fname] = sum(values) / len(values) if fname in RATIO_GAUGES else sum(values)
+    _fold_modelless(models)
     return {m: dict(sorted(e.items())) for m, e in sorted(models.items())}
+
+
+def _fold_modelless(models: dict[str, dict[str, EngineReading]]) -> None:
+    """Server-wide families without a model label (MODELLESS_FIELDS: the API server's HTTP answers)
+    belong to the page's one model; with several models on one page they are not attributed."""
+    loose = models.get("")
+    if loose is None:
+        return
+    named = [m for m in models if m]
+    for engine, er in loose.items():
+        keys = [k for k in er.counters if _field_of(k[0]) in MODELLESS_FIELDS]
+        moved = {k: er.counters.pop(k) for k in keys}
+        created = {k: er.created.pop(k) for k in keys if k in er.created}
+        if len(named) == 1:
+            target = models[named[0]].setdefault(engine, EngineReading())
+            target.counters.update(moved)
+            target.created.update(created)
+    if all(not (er.counters or er.created or er.histograms or er.gauges) for er in loose.values()):
+        del models[""]

@@ -142,6 +142,9 @@ class EngineSignals:
     generation_tokens: float | None = None
     preemptions: float | None = None
     admission_rejections: float | None = None  # refused by the frontend's queue limits (vLLM 0.33+)
+    #: the API server's answers on its inference routes by status (vLLM: "2xx"/"4xx"/"5xx";
+    #: SGLang: exact codes such as "429"); empty when the page has no HTTP counter
+    http_status: dict[str, float] = field(default_factory=dict)
     prefix_cache_queries: float | None = None
     prefix_cache_hits: float | None = None
     spec_drafts: float | None = None
@@ -195,6 +198,7 @@ class EngineSignals:
             "generation_tokens": self.generation_tokens,
             "preemptions": self.preemptions,
             "admission_rejections": self.admission_rejections,
+            "http_status": dict(self.http_status),
             "running": self.running,
             "waiting": self.waiting,
             "kv_cache_usage": self.kv_cache_usage,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from monitor.bottleneck.inputs import Objectives
 
@@ -38,6 +38,9 @@ class Load:
     tool_seconds: float = 0.0  # per tool round of an agent probe (3 rounds)
     outliers: float = 0.0  # share of requests with 0.15-0.23 s more at the proxy (healthy noise)
     long_share: float = 0.0  # share of requests whose prompt is 20x the median (a mixed class)
+    #: the engine's steps are bound by memory bandwidth (decode reading long KV caches, MoE
+    #: weights): the memory interface at 95 % of its cycles, the SMs at half
+    memory_bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ class World:
     after: Load | None = None  # the fault (None: a healthy world)
     #: verdicts that must be among the causes too (two causes at once)
     also: tuple[str, ...] = ()
-    counters: str = "profiling"  # "profiling", "default" (dcgm-exporter defaults), "amd", "none"
+    #: "profiling", "default" (dcgm-exporter defaults), "nvml" (the default set without its DCP
+    #: rows: GPU_UTIL, MEM_COPY_UTIL, power), "amd", "none"
+    counters: str = "profiling"
     gpus: int = 8
     hot_gpu: bool = False  # one GPU of the group pinned at 98 % (a straggler rank)
     dips: bool = False  # activity dips to 40 % for 4 s of every 20 s
@@ -58,6 +63,13 @@ class World:
     tools: bool = False
     probe_every: float = 30.0
     probe_timeout: float = 120.0
+    #: the GPU exporter answers no scrape in [from, to) (the monitor's own fault)
+    gpu_down: tuple[float, float] | None = None
+    #: open-loop rate over the hour: rising linearly from ``before.rate`` to this (a diurnal ramp)
+    ramp_to: float | None = None
+    #: on/off arrivals (period seconds, high): the rate x high for a period, x (2 - high) for the
+    #: next (the same mean); the whole hour of a world without a fault, else while the fault holds
+    burst: tuple[float, float] | None = None
     onset: float = 1200.0
     until: float | None = None  # the fault ends here (None: it lasts to the end)
     duration: float = 3600.0
@@ -94,11 +106,19 @@ class Pool:
         self.rejections = 0.0
         self.preemptions = 0.0
         self.retry_later: list[Req] = []
+        #: the API server's answers by status since the last scrape (vLLM groups them)
+        self.http: dict[str, float] = {}
 
     def load(self, t: float) -> Load:
         w = self.w
         held = w.after is not None and t >= w.onset and (w.until is None or t < w.until)
-        return w.after if held and w.after is not None else w.before
+        ld = w.after if held and w.after is not None else w.before
+        if w.ramp_to is not None:
+            ld = replace(ld, rate=ld.rate + (w.ramp_to - ld.rate) * t / w.duration)
+        if w.burst is not None and (held or w.after is None):
+            period, high = w.burst
+            ld = replace(ld, rate=ld.rate * (high if (t // period) % 2 == 0 else 2 - high))
+        return ld
 
     def new(self, t: float, probe: bool = False) -> Req:
         ld = self.load(t)
@@ -120,6 +140,8 @@ class Pool:
         refused = not failed and ld.shed and self.rng.random() < ld.shed
         if failed or refused:
             self.rejections += 1 if refused else 0
+            status = "4xx" if refused else "5xx"
+            self.http[status] = self.http.get(status, 0.0) + 1
             if ld.gateway_retry:
                 r.retry += 1.0
                 r.arrive += 1.0
@@ -148,6 +170,7 @@ class Pool:
         for r in finished:
             self.running.remove(r)
             self.done.append(r)
+            self.http["2xx"] = self.http.get("2xx", 0.0) + 1
         budget = math.inf if ld.admit_per_second is None else ld.admit_per_second
         if ld.admit_per_second is not None and self.rng.random() < ld.admit_per_second % 1:
             budget = math.floor(budget) + 1
@@ -172,9 +195,15 @@ class Pool:
             victim.admitted = None
             self.queue.insert(0, victim)
 
+    def memory(self, t: float, activity: float) -> float:
+        """The memory interface's share of active cycles (with ``activity``, the SMs')."""
+        return 0.95 if self.load(t).memory_bound else 0.25 + 0.5 * activity
+
     def activity(self, t: float) -> float:
         ld = self.load(t)
-        if ld.slowdown > 1.5 and not self.w.hot_gpu:
+        if ld.memory_bound:
+            base = 0.5 if self.running else 0.0
+        elif ld.slowdown > 1.5 and not self.w.hot_gpu:
             base = 0.97
         else:
             fill = len(self.running) / self.w.slots

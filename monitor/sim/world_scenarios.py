@@ -15,6 +15,9 @@ BASE = Load(rate=3.0)
 SATURATED = Load(rate=7.0, slowdown=2.0)
 STALL = Load(rate=3.0, admit_per_second=1.0)
 KV_TIGHT = Load(rate=3.0, kv_tokens=60_000.0)
+#: decode bound by memory bandwidth (long KV caches, MoE weights): steps twice as slow, the memory
+#: interface at 95 %, the SMs at half
+MEMORY_BOUND = Load(rate=7.0, slowdown=2.0, memory_bound=True)
 
 WORLDS: tuple[World, ...] = (
     World("healthy", ("none",), BASE),
@@ -27,6 +30,10 @@ WORLDS: tuple[World, ...] = (
     World("gpu-saturated-flat-queue", ("gpu_bound",), BASE, Load(clients=94, slowdown=2.0)),
     World("gpu-saturated-dips", ("gpu_bound",), BASE, SATURATED, dips=True),
     World("one-gpu-of-eight-pinned", ("gpu_bound",), BASE, Load(rate=4.0, slowdown=2.0), hot_gpu=True),
+    World("memory-bound-profiling", ("gpu_bound",), BASE, MEMORY_BOUND),
+    World("memory-bound-default-dcgm", ("gpu_bound",), BASE, MEMORY_BOUND, counters="default"),
+    World("memory-bound-mem-copy-util", ("gpu_bound",), BASE, MEMORY_BOUND, counters="nvml"),
+    World("memory-bound-amd-umc", ("gpu_bound",), BASE, MEMORY_BOUND, counters="amd"),
     World("scheduler-stall-idle-gpus", ("scheduler_bound",), BASE, STALL),
     World("scheduler-stall-default-dcgm", ("scheduler_bound",), BASE, STALL, counters="default"),
     World("scheduler-stall-no-gpu-exporter", ("queue_bound",), BASE, STALL, counters="none"),
@@ -52,4 +59,22 @@ WORLDS: tuple[World, ...] = (
     World("scheduler-stall-then-recovers", ("scheduler_bound",), BASE, STALL, until=1800.0),
     World("slow-proxy-then-fixed", ("proxy_bound",), BASE, Load(rate=3.0, network=0.8), until=1800.0),
     World("very-low-traffic", ("insufficient_evidence",), Load(rate=0.02), probe_every=60.0),
+    # load shapes, counter sets and the monitor's own faults the rules were not written against
+    World("diurnal-ramp", ("none",), Load(rate=1.0), ramp_to=3.8),
+    # bursts to 90 % of capacity: a queue at times (capacity), none between; never the scheduler
+    World("bursty-arrivals", ("queue_bound", "gpu_bound", "none"), BASE, BASE, burst=(120.0, 1.5)),
+    World("bursty-overload", ("gpu_bound", "queue_bound"), BASE, BASE, burst=(120.0, 1.8)),
+    World("healthy-util-only", ("none",), BASE, counters="util"),
+    World("healthy-power-only", ("none",), BASE, counters="power"),
+    World("gpu-saturated-util-only", ("gpu_bound",), BASE, SATURATED, counters="util"),
+    World("memory-bound-power-only", ("queue_bound",), BASE, MEMORY_BOUND, counters="power"),
+    World("memory-bound-sm-only", ("queue_bound",), BASE, MEMORY_BOUND, counters="sm"),
+    World("gpu-exporter-down-then-saturated", ("queue_bound",), BASE, SATURATED, gpu_down=(1170.0, 3600.0)),
+    World("stall-probes-all-time-out", ("scheduler_bound",), BASE, STALL, probe_timeout=10.0),
+    # KV usage peaking at 99 % (median 65 %), no preemption: no cache verdict
+    World("healthy-kv-peaks-full", ("none",), Load(rate=3.0, kv_tokens=130_000.0)),
+    # KV at a median of 96 %, 4 preemptions an hour, requests wait for blocks: the cache (or "not
+    # sure"), never the scheduler
+    World("kv-nearly-full-few-preemptions", ("cache_bound", "queue_bound"), BASE,
+          Load(rate=3.0, kv_tokens=90_000.0)),
 )  # fmt: skip

@@ -72,17 +72,28 @@ _EDGES = {"queue": REQUEST_LATENCY, "prefill": REQUEST_LATENCY, "decode": REQUES
           "e2e": REQUEST_LATENCY, "ttft": TIME_TO_FIRST_TOKEN, "prompt_tokens": PROMPT_EDGES}  # fmt: skip
 
 
-def _device(values: float, counters: str, running: bool, rng: random.Random) -> dict[str, float]:
-    sm = min(1.0, max(0.0, values + rng.gauss(0, 0.015)))
+def _device(
+    level: float, memory: float, counters: str, running: bool, rng: random.Random
+) -> dict[str, float]:
+    sm = min(1.0, max(0.0, level + rng.gauss(0, 0.015)))
+    dram = min(1.0, max(0.0, memory + rng.gauss(0, 0.015)))
+    busy = 1.0 if running else 0.0
+    power = {"power_watts": 150 + 500 * max(sm, 0.6 * dram), "power_limit_watts": 700.0}
     if counters == "default":  # GPU_UTIL and GR_ENGINE_ACTIVE: any kernel running, a coarse gauge
-        busy = 1.0 if running else 0.0
         return {"util": busy, "gr_engine_active": min(1.0, busy * (0.9 + 0.1 * sm)),
-                "memory_copy_util": 0.3 + 0.5 * sm, "power_watts": 150 + 500 * sm,
-                "power_limit_watts": 700.0}  # fmt: skip
+                "memory_active": dram, "memory_copy_util": dram, **power}  # fmt: skip
+    if counters == "nvml":  # no DCP (profiling unavailable or held by another profiler)
+        return {"util": busy, "memory_copy_util": dram, **power}
+    if counters == "util":  # the oldest default: DCGM_FI_DEV_GPU_UTIL alone
+        return {"util": busy}
+    if counters == "power":  # power draw and its limit only
+        return power
+    if counters == "sm":  # a profiling set without the memory interface (DRAM_ACTIVE left out)
+        return {"sm_active": sm, "tensor_active": 0.5 * sm, "util": busy}
     if counters == "amd":
-        return {"util": 1.0 if running else 0.0, "sm_active": sm, "power_watts": 200 + 500 * sm}
+        return {"util": busy, "sm_active": sm, "memory_active": dram, "power_watts": power["power_watts"]}
     return {"sm_active": sm, "tensor_active": 0.5 * sm, "gr_engine_active": min(1.0, sm + 0.05),
-            "util": 1.0 if running else 0.0}  # fmt: skip
+            "memory_active": dram, "util": busy}  # fmt: skip
 
 
 def simulate(w: World) -> Held:
@@ -147,23 +158,25 @@ def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
         kv_usage=min(1.0, pool.kv_used(t) / ld.kv_tokens),
         preemptions=pool.preemptions,
         admission_rejections=pool.rejections,
+        http_status=dict(pool.http),
         prefix_hit_rate=ld.prefix_hit,
         histograms=histograms,
     )
     pool.preemptions = pool.rejections = 0.0
+    pool.http = {}
     return point
 
 
 def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
     w = held.world
-    if w.counters == "none":
+    if w.counters == "none" or (w.gpu_down is not None and w.gpu_down[0] <= t < w.gpu_down[1]):
         return
     level = pool.activity(t)
     for g in range(w.gpus):
         value = 0.98 if w.hot_gpu and g == 3 and t >= w.onset else level
         if w.hot_gpu and g != 3 and t >= w.onset:
             value = min(level, 0.3)
-        values = _device(value, w.counters, bool(pool.running), pool.rng)
+        values = _device(value, pool.memory(t, value), w.counters, bool(pool.running), pool.rng)
         held.gpus.append(GpuPoint("pool", t, f"node-a/{g}", f"GPU-{g:04d}", values))
 
 

@@ -50,6 +50,7 @@ def signals_row(endpoint: str, signals: Signals, slot: int | None = None) -> dic
         "generation_tokens_per_second": signals.generation_tokens_per_second,
         "preemptions": tot.preemptions,
         "admission_rejections": tot.admission_rejections,
+        "http_status": dict(tot.http_status) or None,
         "running": tot.running,
         "waiting": tot.waiting,
         "kv_cache_usage": tot.kv_cache_usage,

@@ -168,6 +168,8 @@ class ScrapeIntervalRow(Base):
     generation_tokens_per_second: Mapped[float | None]
     preemptions: Mapped[float | None]
     admission_rejections: Mapped[float | None]  # refused by the frontend's queue limits (0.33+)
+    #: the API server's answers on its inference routes by status (None: no HTTP counter)
+    http_status: Mapped[dict[str, Any] | None]
     running: Mapped[float | None]
     waiting: Mapped[float | None]
     kv_cache_usage: Mapped[float | None]

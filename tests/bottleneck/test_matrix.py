@@ -27,6 +27,7 @@ FAULTS = [
     "gpu-saturated-flat-queue",
     "gpu-saturated-dips",
     "one-gpu-of-eight-pinned",
+    "memory-bound-amd-umc",
     "scheduler-stall-default-dcgm",
     "kv-pressure",
     "prefix-drop-traffic-mix",
@@ -39,9 +40,10 @@ FAULTS = [
     "long-outputs",
     "slow-proxy-then-fixed",
 ]
-#: seconds from the onset to the right verdict: 2 minutes for what the server and the GPUs show,
-#: 4 for what only the probes can show (three probes behind it, at 30 s each, in the window)
-WITHIN = {"shedding-retried-by-gateway": 240.0, "retry-storm-5xx": 240.0}
+#: seconds from the onset to the right verdict: 2 minutes for what the server and the GPUs show
+#: (the server's 5xx answers name a retry storm), 4 for what only the probes can show (a gateway
+#: retrying refused requests: the server cannot tell a retry from a new request)
+WITHIN = {"shedding-retried-by-gateway": 240.0}
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +78,29 @@ def test_a_fixed_cause_clears_within_the_recent_window(judged: dict[str, Judged]
 
 def test_the_remedy_never_raises_the_batch_on_busy_gpus(judged: dict[str, Judged]) -> None:
     """Saturated GPUs, whatever the counter set, never read scheduler-bound once the fault holds."""
-    for name in ("gpu-saturated-default-dcgm", "gpu-saturated-dips", "one-gpu-of-eight-pinned"):
+    for name in (
+        "gpu-saturated-default-dcgm",
+        "gpu-saturated-dips",
+        "one-gpu-of-eight-pinned",
+        "memory-bound-amd-umc",
+    ):
         assert "scheduler_bound" not in judged[name].counts(), name
+
+
+def test_unreadable_gpus_never_read_as_room() -> None:
+    """A memory-bound pool whose exporter shows only SM activity: neither room nor saturation can
+    be claimed, so the queue reads queue-bound, never scheduler-bound ("raise max-num-seqs")."""
+    r = judge(BY_NAME["memory-bound-sm-only"])
+    assert "scheduler_bound" not in r.counts() and r.false_before == 0
+    assert r.time_to_verdict is not None and r.time_to_verdict <= 120.0 and r.wrong_after == 0
+
+
+def test_a_memory_bound_pool_is_told_what_helps_memory(judged: dict[str, Judged]) -> None:
+    """SMs at half, the memory interface at 95 %: GPU-bound, and the reason says memory-bound decode
+    and its remedies (not more compute, not a larger batch)."""
+    _, last = judged["memory-bound-amd-umc"].after[-1]
+    assert last.verdict == "gpu_bound" and "memory-bandwidth bound" in last.reason
+    assert "FP8 KV cache" in last.reason
 
 
 def test_two_causes_are_both_named_by_their_seconds(judged: dict[str, Judged]) -> None:

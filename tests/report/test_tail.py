@@ -141,7 +141,9 @@ def test_the_verdict_reads_the_same_tail(store: tuple[Model, str]) -> None:
 
 
 def _gpu(at: float, sm: float) -> GpuSignals:
-    devices = {g: GpuDeviceSignals(g, None, {"sm_active": sm, "tensor_active": sm / 2}, {}, {}) for g in "01"}
+    # DRAM activity as dcgm-exporter's default set carries it (SM activity alone cannot show room)
+    values = {"sm_active": sm, "tensor_active": sm / 2, "memory_active": sm * 0.6}
+    devices = {g: GpuDeviceSignals(g, None, dict(values), {}, {}) for g in "01"}
     return GpuSignals("ep", "dcgm", at, at - 60, devices)
 
 
