@@ -183,6 +183,11 @@ JOB_START_DELAY: Final = "m3mon_job_start_delay_seconds"
 #: ``process_cpu_seconds_total`` is the event loop itself, the HTTP surface and the collectors.
 JOB_CPU: Final = "m3mon_job_cpu_seconds_total"
 JOB_KINDS: Final = ("scrape", "health", "probe", "write", "evaluate", "assess", "prune", "report")
+#: How late the service's event loop ran a tick scheduled every EVENT_LOOP_TICK seconds: while the
+#: loop is held (CPU starvation, a blocking call) no probe, scrape, timeout or exporter request runs.
+EVENT_LOOP_LAG: Final = "m3mon_event_loop_lag_seconds"
+EVENT_LOOP_TICK: Final = 0.5
+EVENT_LOOP_LAG_BUCKETS: Final = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 #: Requests refused before anything was stored, by ``receiver`` and ``reason``.
 RECEIVER_REJECTED: Final = "m3mon_receiver_rejected_total"
 #: Configuration reloads (SIGHUP, POST /-/reload) by ``result`` (success | failure).
@@ -418,6 +423,7 @@ ALERT_PROBES_NOT_RUNNING: Final = "M3MonProbesNotRunning"
 ALERT_RECEIVER_REJECTING: Final = "M3MonReceiverRejecting"
 #: A family a rule, SLO or dashboard reads left an endpoint's page (monitor.scrape.drift).
 ALERT_METRIC_FAMILY_GONE: Final = "M3MonMetricFamilyGone"
+ALERT_EVENT_LOOP_BLOCKED: Final = "M3MonEventLoopBlocked"
 #: A class's latency SLO burns while a serving bottleneck owns its tail (docs/bottleneck.md).
 ALERT_TAIL_BOTTLENECK: Final = "M3MonTailBottleneck"
 ALERT_ROUTING_LEAK: Final = "VLLMRoutingLeak"
@@ -452,6 +458,7 @@ OPERATIONAL_ALERT_NAMES: Final = (
     ALERT_PROBES_NOT_RUNNING,
     ALERT_RECEIVER_REJECTING,
     ALERT_METRIC_FAMILY_GONE,
+    ALERT_EVENT_LOOP_BLOCKED,
     ALERT_TAIL_BOTTLENECK,
 )
 
@@ -470,6 +477,10 @@ OTLP_REJECTED: Final = "rejected"
 TRAFFIC_TOTAL: Final = "m3mon_traffic_requests_total"
 L_TENANT: Final = "tenant"
 L_PRIORITY: Final = "priority"
+#: On every record and alert of an SLO declared per tenant or priority band, beside its tenant
+#: (L_TENANT) and band (L_PRIORITY): the name it was declared under (``goodput`` of
+#: ``goodput.acme``), so a dashboard selects one declaration's tenants (docs/generate.md "Tenants").
+L_DECLARED_SLO: Final = "declared_slo"
 TRAFFIC_LABELS: Final = (L_ENDPOINT, L_CLASS, L_TENANT, L_PRIORITY, L_GOOD)
 #: Tenant label value of every tenant that has no label of its own (and of requests naming none).
 TENANT_OTHER: Final = "other"

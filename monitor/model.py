@@ -107,6 +107,13 @@ class SLO:
         return f"{self.request_class}/{self.name}"
 
     @property
+    def declared(self) -> str:
+        """The name it was declared under, before its expansion per tenant and band (``goodput``
+        of ``goodput.acme.high``)."""
+        suffix = ".".join(p for p in (self.tenant, self.priority) if p)
+        return self.name.removesuffix("." + suffix) if suffix else self.name
+
+    @property
     def budget(self) -> float:
         """Allowed error ratio: 1 − objective, rounded to 12 decimals so 99.9 % is exactly the
         0.001 the rules write (1 − 0.999 is 0.0009999999999998899 in binary floating point)."""

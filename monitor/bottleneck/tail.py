@@ -49,6 +49,7 @@ class Sample:
     ttft: float | None = None  # the probe's client-side TTFT and e2e
     e2e: float | None = None
     gateway_retry: bool = False  # the retry part includes a gateway's retries seen in the trace
+    tenant: str | None = None  # real traffic: the request's tenant label (None: a probe, or unlabelled)
 
 
 STAGES: dict[str, tuple[str, ...]] = {
@@ -79,10 +80,17 @@ class TailShare:
     bound: float | None  # the band's edge in seconds (the P95, P99 or P50)
     shares: tuple[tuple[str, float], ...]  # (stage, share) in STAGES order, then OTHER
     why_none: str | None = None  # set (and shares empty) when there is no answer
+    #: the seconds the shares are of, per request of the band (a stage's seconds: its share of this)
+    per_request: float | None = None
 
     @property
     def dominant(self) -> str | None:
         return max(self.shares, key=lambda s: s[1])[0] if self.shares else None
+
+    def seconds(self, stage: str) -> float | None:
+        """The mean seconds per request of the band that ``stage`` (or ``other``) holds."""
+        got = dict(self.shares).get(stage)
+        return None if got is None or self.per_request is None else got * self.per_request
 
 
 def _rank(ordered: Sequence[float], q: float) -> float:
@@ -115,7 +123,7 @@ def _band(cls: str, metric: str, band: str, rows: list[Sample], edge: float | No
     total = max(sum(_value(s, metric) or 0.0 for s in inside), sum(v for _, v in seconds))
     shares = [(p, v / total) for p, v in seconds]
     shares.append((OTHER, max(0.0, 1.0 - sum(v for _, v in shares))))
-    return TailShare(cls, metric, band, len(inside), bound, tuple(shares))
+    return TailShare(cls, metric, band, len(inside), bound, tuple(shares), per_request=total / len(inside))
 
 
 #: What the samples are, in the reason a class has no answer.
@@ -133,16 +141,29 @@ def attribute_class(
     """One class's P95+, P99+ and typical shares of TTFT and e2e from ``samples`` (module
     docstring). ``edges``: the bands' edges when the caller has the percentiles already (the
     report's latency table, over every answered probe), else each is the samples' nearest rank."""
-    out: list[TailShare] = []
-    for metric in STAGES:
-        rows = [s for s in samples if s.request_class == cls and _usable(s, metric)]
-        for band in BANDS:
-            if len(rows) < MIN_BAND[band]:
-                why = f"{len(rows)} {what}; {MIN_BAND[band]} needed"
-                out.append(TailShare(cls, metric, band, len(rows), None, (), why))
-            else:
-                out.append(_band(cls, metric, band, rows, (edges or {}).get((cls, metric, band))))
-    return tuple(out)
+    mine = [s for s in samples if s.request_class == cls]
+    return tuple(
+        band_share(cls, mine, metric, band, what, (edges or {}).get((cls, metric, band)))
+        for metric in STAGES
+        for band in BANDS
+    )
+
+
+def usable(samples: Sequence[Sample], metric: str) -> list[Sample]:
+    """The samples that can be attributed for ``metric`` (a server view and its required stages)."""
+    return [s for s in samples if _usable(s, metric)]
+
+
+def band_share(
+    cls: str, samples: Sequence[Sample], metric: str, band: str, what: str = PROBES, edge: float | None = None
+) -> TailShare:
+    """The shares of one band of ``metric`` over ``samples`` (all of class ``cls``, or a subset of
+    its requests, such as one tenant's); not attributed below :data:`MIN_BAND` usable requests."""
+    rows = usable(samples, metric)
+    if len(rows) < MIN_BAND[band]:
+        why = f"{len(rows)} {what}; {MIN_BAND[band]} needed"
+        return TailShare(cls, metric, band, len(rows), None, (), why)
+    return _band(cls, metric, band, rows, edge)
 
 
 def attribute(

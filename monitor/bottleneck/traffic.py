@@ -10,7 +10,9 @@ The request's **e2e** is the trace's (its outermost span); its **TTFT** is the r
 network part and the answering span's own TTFT: a span has no first-token stamp at the gateway,
 so a gateway's time after the answer counts in the TTFT's network share too (for a request that
 reached vLLM directly, network and retries are 0 and TTFT is vLLM's own). There is no client:
-the samples' TTFT and e2e are server-side, unlike a probe's.
+the samples' TTFT and e2e are server-side, unlike a probe's. Its **tenant** is the label the
+real-traffic SLOs counted its answering span under (stored with the span), else another of its
+spans' label.
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ def traffic_sample(
         return None
     parts = {name: value for name in KEPT if (value := st.stage(name)) is not None}
     ttft = (st.stage("retry") or 0.0) + (st.stage("network") or 0.0) + st.answer.ttft
-    return Sample(cls, st.answer.start, parts, SOURCE_SPANS, ttft, st.e2e, gateway_retry=st.attempts > 1)
+    tenant = st.answer.tenant_label or next((s.tenant_label for s in spans if s.tenant_label), None)
+    return Sample(
+        cls, st.answer.start, parts, SOURCE_SPANS, ttft, st.e2e, gateway_retry=st.attempts > 1, tenant=tenant
+    )
 
 
 def traffic_samples(

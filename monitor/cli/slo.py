@@ -150,6 +150,12 @@ def run_status(args: argparse.Namespace) -> int:
                 for s in model.slos
             ]
         verdicts = _verdicts(model, store, week[0] if given else None, at)
+        per_tenant = args.json and bool(
+            model.traffic.tenants or model.traffic.top_tenants
+        )  # labels exist only then
+        tenants = (
+            _tenant_tail(model, store, week[0] if given else at - VERDICT_RECENT, at) if per_tenant else []
+        )
     finally:
         store.close()
     # the week in the report's timezone: with --week the whole ISO week, (Monday, Monday], the
@@ -159,7 +165,8 @@ def run_status(args: argparse.Namespace) -> int:
     if args.json:
         out = [{**asdict(e), "time_to_exhaustion": _exhaustion_json(e)} for e in evaluations]
         found = [{"class": v.request_class, **v.to_json()} for v in verdicts]
-        doc = {"at": at, "week_definition": definition, "evaluations": out, "bottleneck": found}
+        doc = {"at": at, "week_definition": definition, "evaluations": out, "bottleneck": found,
+               "tenant_tail": tenants}  # fmt: skip
         print(json.dumps(doc, indent=2))
     else:
         print(f"SLO status at {datetime.fromtimestamp(at, UTC).isoformat()} (attainment per window)")
@@ -186,6 +193,18 @@ def _verdicts(model: Model, store: Store, start: float | None, end: float) -> tu
         if start is None:
             return verdicts(model, session, end)
         return verdicts(model, session, end, end - start, end - start, state=end - start)
+
+
+def _tenant_tail(model: Model, store: Store, start: float, end: float) -> list[dict[str, Any]]:
+    """Per tenant, where its real traffic's tail is owned (docs/bottleneck.md "Per tenant") over
+    the verdict's traffic window (``--week``: the week), as report.json's ``tenant_tail``."""
+    from monitor.bottleneck.tenants import tenant_tails
+    from monitor.report.collect_bottleneck import traffic
+    from monitor.report.tenant_tail import to_json
+
+    with store.session() as session:
+        samples = traffic(model, session, start, end)
+    return to_json(tenant_tails([c.name for c in model.classes], samples))
 
 
 def _with_week(e: SLOEvaluation, week: WindowResult) -> SLOEvaluation:

@@ -101,6 +101,24 @@ def objective_text(slo: SLO) -> str:
     return f"{slo.sli} ≥ {pct} % ({slo.name}, {slo.source})"
 
 
+def objective_texts(slos: Sequence[SLO]) -> tuple[str, ...]:
+    """Each SLO's :func:`objective_text`; the SLOs declared per tenant or band once per declaration
+    (``goodput ≥ 99 % (goodput per tenant and band: 101 SLOs, traffic)``), however many tenants."""
+    out: dict[str, str] = {}
+    scoped: dict[str, list[SLO]] = {}
+    for s in slos:
+        if s.tenant is None and s.priority is None:
+            out[s.name] = objective_text(s)
+        else:
+            scoped.setdefault(s.declared, []).append(s)
+            out.setdefault(s.declared, "")
+    for name, group in scoped.items():
+        pcts = sorted({f"{s.objective * 100:g}" for s in group}, key=float)
+        per = " and ".join(w for w, on in (("tenant", group[0].tenant), ("band", group[0].priority)) if on)
+        out[name] = f"{group[0].sli} ≥ {' / '.join(pcts)} % ({name} per {per}: {len(group)} SLOs, traffic)"
+    return tuple(out.values())
+
+
 def capacity_of(evidence: list[StoredRun]) -> Capacity:
     """Highest holding load and lowest failing load above it, of the most common load kind; at a
     load replayed more than once the latest run's verdict counts (evidence is oldest first)."""
@@ -286,7 +304,7 @@ def _class_contract(
         capacity_of(ev.runs),
         path,
         ev.digest,
-        tuple(objective_text(s) for s in rc.slos),
+        objective_texts(rc.slos),
         tuple(notes),
         dict(ev.runs[-1].fingerprint) if ev.runs else None,
         ev.stale,

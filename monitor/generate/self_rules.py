@@ -10,6 +10,10 @@ They read the service's own metrics (:mod:`monitor.service.metrics`):
 * ``M3MonReceiverRejecting``: ``/alertmanager`` or ``/v1/traces`` refused at least
   RECEIVER_REJECTIONS requests in RECEIVER_WINDOW: a sender (Alertmanager, vLLM) whose password,
   payload or encoding is wrong, whose data is lost. One or two stray requests never fire.
+* ``M3MonEventLoopBlocked``: the service's event loop was late by LOOP_BLOCKED_SECONDS or more in
+  all over LOOP_WINDOW (``m3mon_event_loop_lag_seconds_sum``): one long hold or a steady
+  starvation. Probe rounds, their timeouts, scrapes and the exporter waited that long; a few
+  seconds of collector pauses never fire.
 
 Ages are counted from the later of the task's last success and the process start
 (``process_start_time_seconds``), so a monitor that just (re)started and has not finished its
@@ -27,6 +31,8 @@ EVALUATION_STALE_AFTER = 300  # seconds without a successful evaluate run
 PROBES_STALE_MIN = 600  # seconds; per class max(this, 2 × interval + timeout)
 RECEIVER_WINDOW = "10m"
 RECEIVER_REJECTIONS = 3
+LOOP_WINDOW = "10m"
+LOOP_BLOCKED_SECONDS = 30  # 5 % of LOOP_WINDOW
 
 
 def probes_stale_after(model: Model, request_class: str) -> int:
@@ -55,6 +61,7 @@ def self_alerts(model: Model) -> list[Alert]:
     rejected = cv.RECEIVER_REJECTED + q.matchers(
         [(cv.L_JOB, q.eq(model.alerting.job_monitor)), (cv.L_RECEIVER, q.regex(cv.RECEIVERS))]
     )
+    lag_sum = f"{cv.EVENT_LOOP_LAG}_sum" + q.monitor_selector(model.alerting)
     return [
         Alert(
             cv.ALERT_EVALUATION_STALE,
@@ -83,6 +90,16 @@ def self_alerts(model: Model) -> list[Alert]:
             '{{ printf "%.0f" $value }} requests to the {{ $labels.receiver }} receiver on '
             "{{ $labels.instance }} were refused ({{ $labels.reason }}) in the last "
             f"{RECEIVER_WINDOW}; what they carried (incidents or request spans) is lost.",
+        ),
+        Alert(
+            cv.ALERT_EVENT_LOOP_BLOCKED,
+            f"sum by (job, instance) (increase({lag_sum}[{LOOP_WINDOW}]))\n>= {LOOP_BLOCKED_SECONDS}",
+            "ticket",
+            "m3mon's event loop was held for {{ $value | humanizeDuration }} in the last " + LOOP_WINDOW,
+            "The monitor on {{ $labels.instance }} ran its work {{ $value | humanizeDuration }} late in "
+            f"all over the last {LOOP_WINDOW}: probe rounds and their timeouts, scrapes and exporter "
+            "requests waited that long (probe latencies are kernel-stamped and stay right; what a round "
+            "counts and when does not).",
         ),
         Alert(
             cv.ALERT_METRIC_FAMILY_GONE,

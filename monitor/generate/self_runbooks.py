@@ -70,6 +70,28 @@ SELF_RUNBOOKS: dict[str, Runbook] = {
             "Unknown senders: keep the monitor on loopback or behind the web config's basic auth.",
         ),
     ),
+    cv.ALERT_EVENT_LOOP_BLOCKED: Runbook(
+        "ticket",
+        f"The monitor's event loop ran its work {sr.LOOP_BLOCKED_SECONDS} s or more late in all over "
+        f"{sr.LOOP_WINDOW}: one long hold or a steady starvation. Everything time-bound runs on that loop: "
+        "probe rounds started late and their timeouts fired late, scrapes and exporter requests waited "
+        "(Prometheus may have seen the monitor down meanwhile). Probe latencies come from kernel receive "
+        "stamps and stay right; how many probes ran, and when, does not.",
+        (
+            "`histogram_quantile(0.99, rate(m3mon_event_loop_lag_seconds_bucket[5m]))`: long holds (seconds) "
+            "or a steady lag (every tick hundreds of ms late: a starved process)?",
+            '`rate(process_cpu_seconds_total{job="m3mon"}[5m])` against the container\'s CPU limit, and '
+            "`rate(m3mon_job_cpu_seconds_total[5m])` by kind: which work takes the CPU.",
+            _LOGS + " Look for a job whose run takes as long as the hold.",
+        ),
+        "increase(m3mon_event_loop_lag_seconds_sum[10m])",
+        "m3mon_event_loop_lag_seconds|m3mon_job_cpu_seconds_total",
+        (
+            "Starved: give the monitor a CPU of its own (raise the limit or request), or split the probe "
+            "load over a fleet of monitors (docs/fleet.md).",
+            "One kind of work holds it: file a bug with the kind and the log around the hold.",
+        ),
+    ),
     cv.ALERT_METRIC_FAMILY_GONE: Runbook(
         "ticket",
         "An engine family that the monitor's generated rules, an SLO or a dashboard reads was on the "

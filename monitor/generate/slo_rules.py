@@ -40,7 +40,16 @@ from monitor.slo.guard import min_events
 
 
 def slo_labels(slo: SLO) -> dict[str, str]:
-    return {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
+    """The labels of the SLO's records and alerts; one declared per tenant or band also names its
+    tenant, its band and the name it was declared under (constant per SLO: no more series)."""
+    out = {cv.L_CLASS: slo.request_class, cv.L_SLO: slo.name, cv.L_SLI: slo.sli}
+    if slo.tenant is not None or slo.priority is not None:
+        out[cv.L_DECLARED_SLO] = slo.declared
+    if slo.tenant is not None:
+        out[cv.L_TENANT] = slo.tenant
+    if slo.priority is not None:
+        out[cv.L_PRIORITY] = slo.priority
+    return out
 
 
 def windows(slo: SLO) -> list[str]:

@@ -39,6 +39,9 @@ _TIMESPEC = struct.Struct("@ll")
 _ANC_SPACE = socket.CMSG_SPACE(_TIMESPEC.size)
 _KERNEL_STAMPS = sys.platform.startswith("linux")
 
+#: How far a read looks ahead for the end of an SSE event (chat chunks are a few hundred bytes).
+PEEK_BYTES = 16384
+
 SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
 
 
@@ -70,7 +73,12 @@ class StampedStream(httpcore.AsyncNetworkStream):
                         continue
                     stamp = kernel_arrival(ancdata)
                     self.arrived = stamp if stamp is not None else time.monotonic()
-                    return data
+                    break
+            # The loop's turn, even when bytes were waiting: a server that streams faster than
+            # this client reads would otherwise hold the event loop for its whole answer (the
+            # probe's own timeout could not fire, nor anything else in the process run).
+            await asyncio.sleep(0)
+            return data
         except TimeoutError as exc:
             raise httpcore.ReadTimeout(str(exc)) from exc
         except OSError as exc:
@@ -81,9 +89,11 @@ class StampedStream(httpcore.AsyncNetworkStream):
 
         TCP reports the receive stamp of the last segment a read touches, so when the client is
         late and several events wait in the socket, reading them one at a time gives each event
-        the stamp of the segment that completed it rather than that of the newest one.
+        the stamp of the segment that completed it rather than that of the newest one. The peek
+        looks at most :data:`PEEK_BYTES` ahead: a client far behind would otherwise copy its
+        whole backlog once per event.
         """
-        waiting = self._sock.recv(max_bytes, socket.MSG_PEEK)
+        waiting = self._sock.recv(min(max_bytes, PEEK_BYTES), socket.MSG_PEEK)
         end = waiting.find(b"\n\n")
         if end < 0:  # no event end yet: only what was peeked, not segments that came since
             return max(len(waiting), 1)

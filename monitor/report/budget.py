@@ -3,7 +3,9 @@
 Per class the error-budget policy's verdict (:mod:`monitor.slo.policy`: would ``m3mon budget
 gate`` let a deploy through?) and per SLO the projected time until its period's budget runs out
 at the burn of the last hour and of the last day (:mod:`monitor.slo.exhaustion`), from the same
-stored events as the rest of the report. Texts are final here; the renderers only place them.
+stored events as the rest of the report. The policy judges every SLO of the class, per-tenant
+ones included (as the gate does); the exhaustion table lists the class's own SLOs only. Texts
+are final here; the renderers only place them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from monitor.model import Model
 from monitor.report.events import Windows
 from monitor.slo.evaluate import evaluate_counts
 from monitor.slo.exhaustion import exhaustion, exhaustion_alert, format_seconds
-from monitor.slo.policy import policy_state
+from monitor.slo.policy import PolicyState, policy_state
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class ClassBudget:
     name: str
     frozen: bool
     verdict: str  # the gate's line: "ok: …" / "frozen: …"
-    detail: str  # the same line without its verdict word, for the report's own "frozen" / "open"
+    detail: str  # the line without its verdict word (reasons past REASONS_SHOWN counted), for the formats
     slos: tuple[ExhaustionLine, ...]
 
 
@@ -44,6 +46,8 @@ def collect_budget(model: Model, w: Windows, end: float) -> tuple[ClassBudget, .
         evaluations = [evaluate_counts(slo, end, w.counts.counts) for slo in rc.slos]
         lines = []
         for slo, e in zip(rc.slos, evaluations, strict=True):
+            if slo.tenant is not None or slo.priority is not None:
+                continue  # per tenant or band: the Tenants section shows their budget (report/tenants.py)
             seconds = tuple(t for _, t in exhaustion(e).by_window)
             limit = format_seconds(slo.exhaustion_within) if slo.exhaustion_within else None
             lines.append(
@@ -52,8 +56,22 @@ def collect_budget(model: Model, w: Windows, end: float) -> tuple[ClassBudget, .
                 )
             )
         state = policy_state(rc, evaluations)
-        out.append(ClassBudget(rc.name, state.frozen, state.line(), state.detail(), tuple(lines)))
+        out.append(ClassBudget(rc.name, state.frozen, state.line(), _folded(state), tuple(lines)))
     return tuple(out)
+
+
+#: How many of a frozen class's reasons the report's formats name (report.json's verdict has all).
+REASONS_SHOWN = 5
+
+
+def _folded(state: PolicyState) -> str:
+    """The gate's detail, its reasons after the first :data:`REASONS_SHOWN` counted, not listed (a
+    class with a hundred per-tenant SLOs may have a hundred)."""
+    more = len(state.reasons) - REASONS_SHOWN
+    if not state.frozen or more <= 0:
+        return state.detail()
+    shown = "; ".join(state.reasons[:REASONS_SHOWN])
+    return f"{state.request_class}: {shown}; and {more} more SLOs (report.json's verdict lists each)"
 
 
 def markdown(items: Sequence[ClassBudget], escape: Any, table: Any) -> list[str]:

@@ -16,17 +16,19 @@ same ``--now`` on the same database gives the same report, byte for byte.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from monitor.bottleneck.tenants import TenantTails, tenant_tails
 from monitor.model import SLO, Model
 from monitor.report import collect_ops, collect_probes, display, series
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report.budget import collect_budget
-from monitor.report.collect_traffic import traffic_tail
+from monitor.report.collect_traffic import samples_in, traffic_tail
 from monitor.report.data import (
     RECENT_SECONDS,
     ClassSummary,
@@ -43,6 +45,7 @@ from monitor.report.maintenance import collect_maintenance
 from monitor.report.periods import previous
 from monitor.report.reader import reader_lines
 from monitor.report.redact import Redactor
+from monitor.report.tenants import collect_tenants
 
 TITLE = "M3 weekly SLO report"
 
@@ -69,7 +72,25 @@ def slo_line(w: Windows, slo: SLO, start: float, end: float, prev: tuple[float, 
         burn_rate_recent=recent.burn_rate,
         status=status,
         budget_remaining_previous=w.period_at(slo, prev[1]).budget_remaining,
+        tenant=slo.tenant,
+        priority=slo.priority,
     )
+
+
+def _redacted(tails: Sequence[TenantTails], red: Redactor) -> tuple[TenantTails, ...]:
+    """Tenant labels may be client-sent ids (top tenants): redacted like every other text."""
+    return tuple(
+        dataclasses.replace(
+            t, judged=tuple(dataclasses.replace(o, tenant=red.text(o.tenant)) for o in t.judged)
+        )
+        for t in tails
+    )
+
+
+def unscoped(slos: Sequence[SLO]) -> list[SLO]:
+    """The SLOs declared for all of a class's traffic (not per tenant or band): those the SLO
+    table, the exhaustion table and the charts show (the Tenants section shows the others)."""
+    return [s for s in slos if s.tenant is None and s.priority is None]
 
 
 def partial(period: Period, history: float | None) -> Period:
@@ -105,11 +126,15 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
     slo_series: list[SLOSeries] = []
     for rc in model.classes:
         lines = tuple(slo_line(w, slo, start, end, prev_window) for slo in rc.slos)
-        classes.append(ClassSummary(rc.name, red.text(rc.description), worst(s.status for s in lines), lines))
-        slo_series += [series.slo_series(w, slo, start, points, tz) if points else
-                       SLOSeries(rc.name, slo.name, slo.objective, ()) for slo in rc.slos]  # fmt: skip
+        whole, scoped = tuple(s for s in lines if not s.scoped), tuple(s for s in lines if s.scoped)
+        status = worst(s.status for s in lines)
+        classes.append(ClassSummary(rc.name, red.text(rc.description), status, whole, scoped))
+        slo_series += [series.slo_series(w, slo, start, points, tz) if points
+                       else SLOSeries(rc.name, slo.name, slo.objective, ())
+                       for slo in unscoped(rc.slos)]  # fmt: skip
     probes = collect_probes.ProbeFacts(model, session, week, red, end)
     incidents = tuple(IncidentReader(model, session, w, red, tz).incidents(start, end))
+    traffic = samples_in(model, session, start, end)
     return ReportData(
         title=TITLE,
         source=Path(model.source).name,
@@ -136,5 +161,7 @@ def collect(model: Model, session: Session, week: Period, now: datetime | None =
         goodput=report_goodput.collect(model, session, start, end, probes.in_week),
         tail=probes.tail(),
         bottleneck=probes.bottleneck(),
-        traffic_tail=traffic_tail(model, session, start, end),
+        traffic_tail=traffic_tail(model, traffic),
+        tenants=collect_tenants(classes),
+        tenant_tail=_redacted(tenant_tails([c.name for c in model.classes], traffic), red),
     )

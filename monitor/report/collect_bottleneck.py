@@ -110,7 +110,9 @@ def _gpus(session: Session, endpoints: Sequence[str], start: float, end: float) 
     return out
 
 
-def _traffic(model: Model, session: Session, start: float, end: float) -> list[Sample]:
+def traffic(model: Model, session: Session, start: float, end: float) -> list[Sample]:
+    """Real traffic's requests in ``(start, end]`` as the verdict reads them (a uniform sample of
+    :data:`TRAFFIC_TRACES` traces), with their tenant labels."""
     from monitor.report.collect_traffic import spans_in
 
     judge = SpanJudge(model)
@@ -141,7 +143,7 @@ def verdicts(
     start = end - window
     samples = list(probes) if probes is not None else _probes(model, session, start, end)
     runs = _runs(session, start, end, _longest_run(model))
-    traffic = _traffic(model, session, end - recent, end)
+    requests = traffic(model, session, end - recent, end)
     out = []
     for rc in model.classes:
         names = [e.name for e in model.endpoints_for(rc.name)]
@@ -152,7 +154,7 @@ def verdicts(
             recent=recent,
             state=state,
             probes=tuple(s for s in samples if s.request_class == rc.name),
-            traffic=tuple(s for s in traffic if s.request_class == rc.name),
+            traffic=tuple(s for s in requests if s.request_class == rc.name),
             runs=tuple(runs.get(rc.name, ())),
             pool=tuple(_pool(session, names, end - 2 * recent, end)) if names else (),
             gpus=tuple(_gpus(session, names, end - min(recent, state), end)) if names else (),

@@ -10,8 +10,10 @@ An SLO's requests are its own events (:mod:`monitor.events`, the one definition)
   of those for any latency SLO of the class. Its stages are its own server view (queue, prefill,
   decode, network, retries, tool turnaround), else the vLLM span of its trace.
 * **traffic** goodput SLOs: the real requests (no probe's trace) of the class, bad as the live SLO
-  judges them (:meth:`SpanJudge.is_good`; a failed span is bad); the store keeps no tenant with a
-  span, so a tenant's SLO lists its class's requests of every tenant;
+  judges them (:meth:`SpanJudge.is_good`; a failed span is bad); a tenant's SLO lists the requests
+  stored with its tenant label (the label the live SLO counted them under; spans stored before
+  labels were kept have none and are listed for no tenant); a priority band's SLO lists the
+  requests of every band (the store keeps no priority);
 * **server-sourced** SLOs: every request the class's pools served in the window, from the spans
   received over OTLP (probes' and real traffic's alike, as the server's histograms count both),
   routed to a class as the report's goodput routes them (:class:`SpanJudge`); bad when the span's
@@ -48,7 +50,7 @@ ORIGIN_PROBE, ORIGIN_SPAN = "probe", "span"
 STAGE_ORDER = (*TRACE_STAGES[:-1], "tool_turnaround", TRACE_STAGES[-1])
 SPAN_COLUMNS = (*TRAFFIC_COLUMNS, S.finish_reason)
 _SPAN_FIELDS = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",
-                "service_name", "error_type", "finish_reason")  # fmt: skip
+                "service_name", "error_type", "tenant_label", "finish_reason")  # fmt: skip
 #: Probe columns of each stage (seconds; None where the run did not report it).
 _PROBE_STAGES = {
     "retry": timing("retry_seconds"),
@@ -223,7 +225,9 @@ def _span_request(
     endpoint = probe[1] if probe else found[0].name if found is not None else None
     parts = _trace_parts(spans)
     if slo.source == "traffic":
-        return None if probe else _traffic_request(judge, slo, trace_id, answer, endpoint, parts)
+        if probe or (slo.tenant is not None and answer.tenant_label != slo.tenant):
+            return None
+        return _traffic_request(judge, slo, trace_id, answer, endpoint, parts)
     if slo.sli == "availability":
         outcome = failed.error_type if failed is not None and st is None else "ok"
         return Request(answer.start, slo.request_class, endpoint, ORIGIN_SPAN, answer.name, trace_id,
@@ -243,8 +247,7 @@ def _traffic_request(
     endpoint: str | None,
     parts: dict[str, float],
 ) -> Request:
-    """A real request of a ``source: traffic`` goodput SLO, judged as the live SLO judges it (the
-    store keeps no tenant with a span: a tenant's SLO lists its class's requests of every tenant)."""
+    """A real request of a ``source: traffic`` goodput SLO, judged as the live SLO judges it."""
     failure = span_failure(answer)
     bad = failure is not None or not judge.is_good(answer, slo.request_class)
     return Request(answer.start, slo.request_class, endpoint, ORIGIN_SPAN, answer.name, trace_id,

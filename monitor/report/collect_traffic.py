@@ -10,13 +10,13 @@ A week with more than :data:`MAX_TRACES` traces is attributed on a uniform sampl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from monitor.bottleneck.tail import TRAFFIC, TailShare, attribute
+from monitor.bottleneck.tail import TRAFFIC, Sample, TailShare, attribute
 from monitor.bottleneck.traffic import by_trace, traffic_samples
 from monitor.model import Model
 from monitor.slo.span_goodput import SpanJudge
@@ -26,7 +26,7 @@ from monitor.traces.span import ServerSpan
 
 S = ServerSpanRow
 COLUMNS = (S.trace_id, S.span_id, S.name, S.start_time, S.end_time, S.queue, S.ttft, S.prefill, S.decode,
-           S.e2e, S.prompt_tokens, S.completion_tokens, S.service_name, S.error_type)  # fmt: skip
+           S.e2e, S.prompt_tokens, S.completion_tokens, S.service_name, S.error_type, S.tenant)  # fmt: skip
 
 
 #: At most this many traces are read (a week of real traffic may hold millions): those with the
@@ -45,15 +45,19 @@ def spans_in(
     traces = select(S.trace_id).where(*inside).distinct().order_by(S.trace_id).limit(limit)
     q = select(*COLUMNS).where(*inside, S.trace_id.in_(traces))
     names = ("queue", "ttft", "prefill", "decode", "e2e", "prompt_tokens", "completion_tokens",
-             "service_name", "error_type")  # fmt: skip
+             "service_name", "error_type", "tenant_label")  # fmt: skip
     for row in session.execute(q.order_by(S.start_time, S.span_id)):
         r: tuple[Any, ...] = tuple(row)
         yield ServerSpan(r[0], r[1], r[2], r[3], r[4], **dict(zip(names, r[5:], strict=True)))
 
 
-def traffic_tail(model: Model, session: Session, start: float, end: float) -> tuple[TailShare, ...]:
-    """Each class's real-traffic tail and typical shares over ``(start, end]`` (module docstring)."""
+def samples_in(model: Model, session: Session, start: float, end: float) -> list[Sample]:
+    """Real traffic's requests over ``(start, end]`` as samples of their class (module docstring)."""
     judge = SpanJudge(model)
-    samples = traffic_samples(by_trace(spans_in(session, start, end)), lambda s: judge.request_class(s)[0])
+    return traffic_samples(by_trace(spans_in(session, start, end)), lambda s: judge.request_class(s)[0])
+
+
+def traffic_tail(model: Model, samples: Sequence[Sample]) -> tuple[TailShare, ...]:
+    """Each class's real-traffic tail and typical shares (classes without a request left out)."""
     seen = {s.request_class for s in samples}
     return tuple(t for t in attribute(model, samples, TRAFFIC) if t.request_class in seen)

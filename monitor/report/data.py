@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from monitor.bottleneck.rules import Verdict
 from monitor.bottleneck.tail import TailShare
+from monitor.bottleneck.tenants import TenantTails
 from monitor.report.budget import ClassBudget
 from monitor.report.goodput import GoodputSection
 from monitor.report.latency_data import Breakdown, BreakdownSeries, LatencyStats
@@ -86,6 +87,13 @@ class SLOLine:
     burn_rate_recent: float | None  # the same over the week's last day (RECENT_SECONDS)
     status: Status
     budget_remaining_previous: float | None = None  # the same budget at the end of the week before
+    tenant: str | None = None  # a traffic SLO declared per tenant: its tenant (or "other")
+    priority: str | None = None  # a traffic SLO declared per priority band: its band
+
+    @property
+    def scoped(self) -> bool:
+        """Whether it is one tenant's or one priority band's SLO (shown in the Tenants section)."""
+        return self.tenant is not None or self.priority is not None
 
     @property
     def budget(self) -> float:
@@ -99,12 +107,19 @@ class SLOLine:
 
 @dataclass(frozen=True)
 class ClassSummary:
-    """The headline of one request class: its worst SLO status and every SLO's line."""
+    """The headline of one request class: its worst SLO status (every SLO's, per-tenant ones
+    included), the line of each SLO declared for all its traffic (``slos``) and of each SLO of one
+    tenant or priority band (``scoped``, shown in the Tenants section, not the SLO table)."""
 
     name: str
     description: str
     status: Status
     slos: tuple[SLOLine, ...]
+    scoped: tuple[SLOLine, ...] = ()
+
+    @property
+    def every_slo(self) -> tuple[SLOLine, ...]:
+        return self.slos + self.scoped
 
 
 @dataclass(frozen=True)
@@ -198,6 +213,30 @@ class Capacity:
     mean_waiting: float | None
 
 
+#: How many tenants (or bands) each table of the Tenants section shows, the worst first.
+TENANTS_SHOWN = 10
+#: What one table of the Tenants section lists: SLOs per tenant, per band, or per tenant and band.
+Scope = Literal["tenant", "priority", "tenant_priority"]
+
+
+@dataclass(frozen=True)
+class TenantTable:
+    """One declared SLO of a class expanded per tenant and/or priority band: its worst
+    :data:`TENANTS_SHOWN` lines (the same :class:`SLOLine` values as the class's ``scoped``), worst
+    first (least budget left, then lowest attainment; no data last), and how the rest fared."""
+
+    request_class: str
+    slo: str  # the SLO as declared, before its expansion (``goodput`` of ``goodput.acme``)
+    scope: Scope
+    rows: tuple[SLOLine, ...]
+    more: int = 0  # lines not shown
+    more_status: tuple[tuple[Status, int], ...] = ()  # the statuses of those, worst first (count > 0)
+
+    @property
+    def total(self) -> int:
+        return len(self.rows) + self.more
+
+
 #: How many incidents page one names per class (largest cost first); the rest are counted.
 PAGE_ONE_INCIDENTS = 5
 
@@ -278,6 +317,8 @@ class ReportData:
     tail: tuple[TailShare, ...] = ()  # report/tail.py: which stage owns the tail, per class
     bottleneck: tuple[Verdict, ...] = ()  # the bottleneck verdict per class (docs/bottleneck.md)
     traffic_tail: tuple[TailShare, ...] = ()  # report/collect_traffic.py: real traffic's tail, per class
+    tenants: tuple[TenantTable, ...] = ()  # report/tenants.py: per-tenant and per-band SLOs, worst first
+    tenant_tail: tuple[TenantTails, ...] = ()  # bottleneck/tenants.py: per tenant, who owns its tail
 
     @property
     def deployment_window_hours(self) -> int:

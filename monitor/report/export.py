@@ -15,6 +15,8 @@ from monitor.report import budget, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report import tail as report_tail
+from monitor.report import tenant_tail as report_tenant_tail
+from monitor.report import tenants as report_tenants
 from monitor.report.data import (
     Capacity,
     ClassSummary,
@@ -57,6 +59,8 @@ def _slo(s: SLOLine) -> dict[str, Any]:
         "budget_remaining_previous": s.budget_remaining_previous,
         "why": list(s.causes),
         "reason": display.reason(s) or None,
+        "tenant": s.tenant,
+        "priority": s.priority,
     }
 
 
@@ -65,7 +69,7 @@ def _class(c: ClassSummary) -> dict[str, Any]:
         "name": c.name,
         "description": c.description,
         "status": c.status,
-        "slos": [_slo(s) for s in c.slos],
+        "slos": [_slo(s) for s in c.every_slo],
     }
 
 
@@ -224,9 +228,11 @@ def to_dict(data: ReportData) -> dict[str, Any]:
         "contract": report_contract.to_json(data.contract),
         "maintenance": maintenance.to_json(data.maintenance),
         "goodput": report_goodput.to_json(data.goodput),
+        "tenants": report_tenants.to_json(data.tenants, _slo),
         "tail": report_tail.to_json(data.tail),
         "traffic_tail": report_tail.to_json(data.traffic_tail),
         "bottleneck": [{"class": v.request_class, **v.to_json()} for v in data.bottleneck],
+        "tenant_tail": report_tenant_tail.to_json(data.tenant_tail),
     }
 
 

@@ -15,8 +15,10 @@ from monitor.report import budget, charts, display, maintenance
 from monitor.report import contract as report_contract
 from monitor.report import goodput as report_goodput
 from monitor.report import tail as report_tail
+from monitor.report import tenants as report_tenants
 from monitor.report.data import SOURCE_DERIVED, ReportData
 from monitor.report.latency_data import BREAKDOWN_PARTS
+from monitor.report.tenant_tail import lines as tenant_lines
 
 #: Characters that can open or close inline markup, a link or a table cell wherever they stand.
 _ALWAYS = re.compile(r"([\\`*\[\]|~])")
@@ -60,6 +62,8 @@ def _headline(d: ReportData) -> list[str]:
                 for s in c.slos
                 if s.status in ("missed", "at_risk")
             ]
+            scoped = report_tenants.scoped_summary(c)
+            bits += [escape(scoped)] if scoped else []
             out.append(f"- **{escape(c.name)}** ({display.status(c.status)}): " + "; ".join(bits))
         return [*out, ""]
     if d.status == "no_data":
@@ -121,8 +125,9 @@ def _reader(d: ReportData) -> list[str]:
 APPENDIX = [
     "## Appendix for SREs",
     "",
-    "The detail behind the summary above, in its order: every SLO, the error budget, maintenance, every "
-    "incident, probe failures, deployment changes, then capacity, latency and the operating contract.",
+    "The detail behind the summary above, in its order: every SLO, the tenants (when SLOs are declared per "
+    "tenant), the error budget, maintenance, every incident, probe failures, deployment changes, then "
+    "capacity, latency and the operating contract.",
     "",
 ]
 
@@ -260,6 +265,7 @@ def render_markdown(d: ReportData) -> str:
         *_reader(d),
         *APPENDIX,
         *_slos(d),
+        *report_tenants.markdown(d.tenants, escape, table),
         *budget.markdown(d.budget, escape, table),
         *maintenance.markdown(d.maintenance, escape, table, display.when, display.duration),
         *_incidents(d),
@@ -267,7 +273,9 @@ def render_markdown(d: ReportData) -> str:
         *_deployments(d),
         *_capacity(d),
         *_latency(d),
-        *report_tail.markdown(d.tail, escape, table, d.bottleneck, d.traffic_tail),
+        *report_tail.markdown(
+            d.tail, escape, table, d.bottleneck, d.traffic_tail, tenant_lines(d.tenant_tail)
+        ),
         *report_contract.markdown_lines(d.contract),
         *report_goodput.markdown(d.goodput, escape, table, display),
         "Charts are in report.html and report.pdf.",

@@ -16,9 +16,11 @@ import markupsafe
 from monitor.report import charts, display
 from monitor.report import contract as report_contract
 from monitor.report import tail as report_tail
+from monitor.report import tenants as report_tenants
 from monitor.report.breakdown import PROBE_REQUESTS
 from monitor.report.data import ReportData
 from monitor.report.latency_data import BREAKDOWN_PARTS
+from monitor.report.tenant_tail import lines as tenant_lines
 
 TEMPLATE = "report.html.j2"
 STYLESHEET = "report.css"
@@ -55,6 +57,10 @@ def environment() -> jinja2.Environment:
         costly=display.costly_line,
         deployment=display.deployment_line,
         step=display.duration,
+        tenant_heading=report_tenants.heading,
+        tenant_rows=report_tenants.html_rows,
+        tenant_more=report_tenants.more_line,
+        scoped_summary=report_tenants.scoped_summary,
     )
     return env
 
@@ -96,6 +102,12 @@ def render_html(data: ReportData) -> str:
                 )
             ),
             contract_html=report_contract.html(data.contract),
-            tail=report_tail.rendered(data.tail, data.bottleneck, data.traffic_tail),
+            tail=report_tail.rendered(
+                data.tail, data.bottleneck, data.traffic_tail, tenant_lines(data.tenant_tail)
+            ),
+            tail_tenant_heading=report_tail.TENANT_HEADING,
+            tenants_intro=report_tenants.INTRO,
+            tenants_head=report_tenants.HEAD,
+            scope_words=report_tenants.SCOPE_WORDS,
         )
     )

@@ -89,7 +89,7 @@ def reader_lines(
 ) -> tuple[ReaderLine, ...]:
     out = []
     for c in classes:
-        s = _worst(c.slos)
+        s = _worst(c.every_slo)
         if s is None:
             out.append(ReaderLine(c.name, c.status, None, None, None, None, None, None, None, None))
             continue

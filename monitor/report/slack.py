@@ -10,10 +10,14 @@ from typing import Any
 
 from monitor.report import display
 from monitor.report.data import SOURCE_DERIVED, ReportData, SLOLine
+from monitor.report.tenant_tail import reason
+from monitor.report.tenants import scoped_summary
 
 #: Slack allows at most 50 blocks; a section's text at most 3000 characters.
 MAX_CLASSES = 40
 MAX_TEXT = 2900
+#: Tenants whose tail has another owner than their class's, named per class (the rest counted).
+MAX_TENANT_TAILS = 3
 
 
 def escape(text: object) -> str:
@@ -49,6 +53,18 @@ def _incidents(data: ReportData) -> str:
     return ", ".join(parts)
 
 
+def _tenant_tails(data: ReportData, cls: str) -> list[str]:
+    """The class's tenants whose tail has another owner (report/tenant_tail.py), the first few."""
+    differing = next((t.differing for t in data.tenant_tail if t.request_class == cls), ())
+    out = [f"• tail: {escape(reason(o))}" for o in differing[:MAX_TENANT_TAILS]]
+    more = len(differing) - MAX_TENANT_TAILS
+    return out + (
+        [f"• tail: {more} more tenant tail(s) with another owner (report.json tenant_tail)"]
+        if more > 0
+        else []
+    )
+
+
 def payload(data: ReportData) -> dict[str, Any]:
     """The webhook body."""
     blocks: list[dict[str, Any]] = [
@@ -58,6 +74,9 @@ def payload(data: ReportData) -> dict[str, Any]:
     for c in data.classes[:MAX_CLASSES]:
         lines = [f"{display.STATUS_ICON[c.status]} *{escape(c.name)}* {display.status(c.status)}"]
         lines += [_slo_line(s) for s in c.slos]
+        scoped = scoped_summary(c)
+        lines += [f"• {escape(scoped)}"] if scoped else []
+        lines += _tenant_tails(data, c.name)
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)[:MAX_TEXT]}})
     if data.incidents:
         blocks.append(

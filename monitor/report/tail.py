@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from monitor.bottleneck.rules import Verdict
 from monitor.bottleneck.tail import MIN_BAND, OTHER, TailShare
+from monitor.bottleneck.tenants import MIN_TENANT_REQUESTS
 from monitor.report import display
 from monitor.slo import numbers
 
@@ -17,6 +18,12 @@ LABELS = {"retry": "retries", "network": "network", "tokenization": "tokenizatio
 COLUMNS = ("retry", "network", "tokenization", "queue", "prefill", "decode", "tool_turnaround", OTHER)
 NAMES = {"ttft": "TTFT", "e2e": "e2e"}
 BAND_LABELS = {"p95": "P95+", "p99": "P99+", "p50": "≤ P50"}
+#: What the per-tenant lines are (report/tenant_tail.py), in every format.
+TENANT_HEADING = (
+    f"Per tenant (real traffic, tenants with {MIN_TENANT_REQUESTS} requests or more): where a tenant's "
+    "P95+ band has another owning stage than its class's. The verdict's pool evidence (GPUs, queue, "
+    "cache) is shared by every tenant; only the stage ownership is per tenant."
+)
 
 
 def sentence(tail: TailShare, typical: TailShare | None) -> str:
@@ -63,15 +70,18 @@ def markdown(
     table: Callable[..., list[str]],
     verdicts: Sequence[Verdict] = (),
     traffic: Sequence[TailShare] = (),
+    tenants: Sequence[str] = (),
 ) -> list[str]:
     """The section as Markdown lines (``escape`` and ``table`` are the Markdown renderer's)."""
-    r = rendered(shares, verdicts, traffic)
+    r = rendered(shares, verdicts, traffic, tenants)
     if r is None:
         return []
     out = ["## Where the tail goes", "", *(f"- {escape(line)}" for line in r.sentences)]
     if r.verdicts:
         out += ["", "Bottleneck verdict this period (docs/bottleneck.md):", "",
                 *(f"- {escape(line)}" for line in r.verdicts)]  # fmt: skip
+    if r.tenants:
+        out += ["", escape(TENANT_HEADING), "", *(f"- {escape(line)}" for line in r.tenants)]
     head = ["class", "latency", "band", "requests", *r.head]
     rows = [[escape(row[0]), *row[1:]] for row in r.rows]
     return [*out, "", *(table(head, rows, range(3, 4 + len(COLUMNS))) if rows else []), ""]
@@ -85,6 +95,7 @@ class Rendered:
     head: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     verdicts: tuple[str, ...] = ()  # ``class: verdict title: evidence`` per class
+    tenants: tuple[str, ...] = ()  # per tenant, where its tail's owner differs (report/tenant_tail.py)
 
 
 def verdict_line(v: Verdict) -> str:
@@ -105,9 +116,13 @@ def _rows(shares: Sequence[TailShare], suffix: str = "") -> tuple[tuple[str, ...
 
 
 def rendered(
-    shares: Sequence[TailShare], verdicts: Sequence[Verdict] = (), traffic: Sequence[TailShare] = ()
+    shares: Sequence[TailShare],
+    verdicts: Sequence[Verdict] = (),
+    traffic: Sequence[TailShare] = (),
+    tenants: Sequence[str] = (),
 ) -> Rendered | None:
-    """The section's text; ``traffic``: real traffic's shares (:mod:`monitor.report.collect_traffic`)."""
+    """The section's text; ``traffic``: real traffic's shares (:mod:`monitor.report.collect_traffic`);
+    ``tenants``: the per-tenant lines (:func:`monitor.report.tenant_tail.lines`)."""
     if not shares and not traffic:
         return None
     rows = _rows(shares) + _rows(traffic, f" ({TRAFFIC_LABEL})")
@@ -118,6 +133,7 @@ def rendered(
         tuple(LABELS[c] for c in COLUMNS),
         rows,
         tuple(verdict_line(v) for v in verdicts),
+        tuple(tenants),
     )
 
 

@@ -35,7 +35,7 @@ from monitor.service.drift_watch import DriftWatch
 from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
 from monitor.slo.evaluate import SLOEvaluation
-from monitor.slo.traffic import TrafficJudge, traffic_slices
+from monitor.slo.traffic import TrafficJudge, Verdicts, traffic_slices
 from monitor.slo.windows import align
 from monitor.store import BufferedWriter, DeploymentFingerprint, Store
 from monitor.store.ops import (
@@ -361,13 +361,13 @@ class Jobs:
     async def spans(self, spans: Sequence[ServerSpan]) -> None:
         """Store the ``llm_request`` spans of one OTLP request (through the buffered writer)."""
         if spans:
-            await self.write(spans_op(spans))
-            await self._traffic(spans)
+            found = self.traffic.verdicts(spans, is_probe_trace)
+            await self.write(spans_op(found.spans))  # with the tenant label each request was counted under
+            await self._traffic(found)
 
-    async def _traffic(self, spans: Sequence[ServerSpan]) -> None:
-        """Judge the real requests among ``spans``: count them and store their traffic SLO slices,
-        both at this arrival instant (:mod:`monitor.slo.traffic`)."""
-        found = self.traffic.verdicts(spans, is_probe_trace)
+    async def _traffic(self, found: Verdicts) -> None:
+        """Count the judged real requests and store their traffic SLO slices, both at this arrival
+        instant (:mod:`monitor.slo.traffic`)."""
         judged, metrics, t = found.judged, self.exporter.traffic, self.traffic.tenants
         metrics.observe(((j.endpoint, j.request_class, j.labels) for j in judged), found.unrouted)
         metrics.tenants(self.model.traffic.tenant_cap, t.labels_in_use, len(t.folded_ids), t.folded_requests)

@@ -5,6 +5,7 @@
 * ``m3mon_job_last_success_timestamp_seconds{task}``: 0 until the task first succeeds;
 * ``m3mon_job_start_delay_seconds{task}``: how late the task's last run started (0 until its first);
 * ``m3mon_job_cpu_seconds_total{kind}``: CPU seconds by kind of work (:mod:`monitor.service.cpu`);
+* ``m3mon_event_loop_lag_seconds``: how late the event loop ran its ticks (:mod:`monitor.service.loop_lag`);
 * ``m3mon_receiver_rejected_total{receiver,reason}``: requests refused before anything was
   stored (unauthorized, too_large, invalid, unsupported);
 * ``m3mon_config_reloads_total{result}``;
@@ -24,6 +25,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from monitor import conventions as cv
 from monitor.service.cpu import JobCPU
+from monitor.service.loop_lag import LoopLag
 from monitor.service.repeats import REPEATS, RepeatCollector
 
 RELOAD_RESULTS = ("success", "failure")
@@ -46,6 +48,7 @@ class ServiceMetrics:
             registry=registry,
         )
         self.cpu = JobCPU(registry)
+        self.loop_lag = LoopLag(registry)
         self.rejected = Counter(
             cv.RECEIVER_REJECTED.removesuffix("_total"),
             "Requests refused before anything was stored, by receiver and reason.",

@@ -241,9 +241,11 @@ class Service:
         server_task = asyncio.create_task(self.server.serve(sockets=[sock]))
         self._announce()
         sweeper = asyncio.create_task(_sweep_repeats())
+        ticker = asyncio.create_task(self.exporter.service.loop_lag.watch())
         with suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), timeout=duration)
         sweeper.cancel()
+        ticker.cancel()
         await self.shutdown(server_task)
         REPEATS.flush()
 

@@ -18,9 +18,11 @@ A span no class can be given is no event; it is counted under its reason
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from monitor import conventions as cv
 from monitor import events
 from monitor.model import Model
 from monitor.slo.slices import SOURCE_TRAFFIC, EventSlice, clamped
@@ -40,10 +42,12 @@ class Judged:
 
 @dataclass(frozen=True)
 class Verdicts:
-    """A batch's real requests judged, and the ones no class could be given by reason."""
+    """A batch's real requests judged, and the ones no class could be given by reason; ``spans``:
+    the batch as stored, each judged span with the tenant label its counter got (``tenant_label``)."""
 
     judged: tuple[Judged, ...]
     unrouted: dict[str, int]
+    spans: tuple[ServerSpan, ...] = ()
 
 
 class TrafficJudge:
@@ -68,15 +72,16 @@ class TrafficJudge:
         """Every span not in a probe's trace (``is_probe(trace_id)``), judged."""
         judged: list[Judged] = []
         unrouted: dict[str, int] = {}
+        kept: list[ServerSpan] = []
         for span in spans:
-            if is_probe(span.trace_id):
-                continue
-            found = self.judge(span)
+            found = None if is_probe(span.trace_id) else self.judge(span)
             if isinstance(found, Judged):
                 judged.append(found)
-            else:
+                span = replace(span, tenant_label=found.labels[cv.L_TENANT])
+            elif found is not None:
                 unrouted[found] = unrouted.get(found, 0) + 1
-        return Verdicts(tuple(judged), unrouted)
+            kept.append(span)
+        return Verdicts(tuple(judged), unrouted, tuple(kept))
 
 
 def traffic_slices(model: Model, judged: Sequence[Judged], at: float) -> list[EventSlice]:
@@ -84,14 +89,18 @@ def traffic_slices(model: Model, judged: Sequence[Judged], at: float) -> list[Ev
     (the batch's arrival): valid and bad events by :func:`monitor.events.definition`."""
     counts: dict[tuple[str, str, str], list[float]] = {}
     by_class = {c.name: [s for s in c.slos if s.source == SOURCE_TRAFFIC] for c in model.classes}
-    for request in judged:
-        for slo in by_class.get(request.request_class, ()):
-            rule = events.definition(slo)
+    rules = {s.id: events.definition(s) for c in by_class.values() for s in c}
+    # requests with the same class, endpoint and labels count alike: each distinct one is judged once
+    alike = Counter((r.request_class, r.endpoint, tuple(sorted(r.labels.items()))) for r in judged)
+    for (cls, endpoint, items), n in alike.items():
+        labels = dict(items)
+        for slo in by_class.get(cls, ()):
+            rule = rules[slo.id]
             assert isinstance(rule, events.CounterEvents)
-            if rule.is_valid(request.labels):
-                good_total = counts.setdefault((slo.request_class, slo.name, request.endpoint), [0.0, 0.0])
-                good_total[0] += 0.0 if rule.is_bad(request.labels) else 1.0
-                good_total[1] += 1.0
+            if rule.is_valid(labels):
+                good_total = counts.setdefault((slo.request_class, slo.name, endpoint), [0.0, 0.0])
+                good_total[0] += 0.0 if rule.is_bad(labels) else float(n)
+                good_total[1] += float(n)
     out = []
     for (cls, name, endpoint), (good, total) in sorted(counts.items()):
         slo = next(s for s in by_class[cls] if s.name == name)

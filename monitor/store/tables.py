@@ -140,6 +140,8 @@ class ServerSpanRow(Base):
     error_type: Mapped[str | None] = mapped_column(String(100))
     #: its ``gen_ai.response.finish_reasons``, distinct, comma-joined (e.g. ``abort``) (migration 0014)
     finish_reason: Mapped[str | None] = mapped_column(String(100))
+    #: the tenant label the real-traffic SLOs gave it (named, top or ``other``; never a raw id) (0015)
+    tenant: Mapped[str | None] = mapped_column(String(128))
 
 
 class ScrapeIntervalRow(Base):

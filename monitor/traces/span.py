@@ -74,6 +74,7 @@ class TenantKeys:
 
     def read(self, attributes: Mapping[str, object]) -> tuple[str | None, float | None]:
         tenant = next((v for k in self.tenant if isinstance(v := attributes.get(k), str) and v), None)
+        tenant = tenant.replace("\x00", "") if tenant else None  # a label may be stored: no NUL
         priority = _number(attributes.get(self.priority)) if self.priority else None
         if priority is not None and not math.isfinite(priority):
             priority = None
@@ -107,8 +108,13 @@ class ServerSpan:
     error_type: str | None = (
         None  # set on a failed attempt (``error.type``, or ``error`` for an ERROR status)
     )
-    tenant: str | None = None  # the tenant id its attributes name (:class:`TenantKeys`); not stored
+    tenant: str | None = (
+        None  # the tenant id its attributes name (:class:`TenantKeys`); not stored (its label is)
+    )
     priority: float | None = None  # its request priority (:class:`TenantKeys`); not stored
+    #: the tenant *label* the real-traffic SLOs gave it (:class:`~monitor.traces.tenants.TenantLabels`:
+    #: a named tenant, a top tenant or ``other``); stored, None when it was not judged as traffic
+    tenant_label: str | None = None
 
     @property
     def has_server_view(self) -> bool:
@@ -135,6 +141,7 @@ class ServerSpan:
             "service_name": self.service_name,
             "error_type": self.error_type,
             "finish_reason": self.finish_reason,
+            "tenant": self.tenant_label,
         }
 
 
@@ -198,5 +205,6 @@ def server_span(
         finish_reason=finish_reasons(attributes.get(FINISH_REASONS)),
         tenant=tenant,
         priority=priority,
+        tenant_label=None,  # given when the real-traffic SLOs judge it
         **latencies,
     )

@@ -8,6 +8,7 @@ it. Bad requests come first, then the slowest.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -176,3 +177,29 @@ def test_an_unknown_slo_is_one_line_exit_2(
     assert main(["traces", "-c", str(cfg), "--slo", "chat/nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown SLO 'chat/nope'" in err[0] and "chat/ttft-p95" in err[0]
+
+
+TENANT_CONFIG = CONFIG.replace(
+    "      - {name: goodput, sli: goodput, objective: 95, source: traffic}",
+    "      - {name: goodput, sli: goodput, objective: 95, source: traffic, tenants: [acme, other]}",
+).replace("storage:", "traffic: {tenants: [acme]}\nstorage:")
+#: the tenant label each real request was counted under (as the service stores it with the span)
+LABELS = {"a" * 32: "acme", "b" * 32: "other", "c" * 32: "acme"}
+
+
+def test_a_tenants_goodput_lists_that_tenants_requests_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "monitor.yaml"
+    cfg.write_text(TENANT_CONFIG)
+    model = load_model(cfg)
+    upgrade(model.storage.url)
+    store = Store(model.storage.url)
+    try:
+        labelled = [dataclasses.replace(s, tenant_label=LABELS[s.trace_id]) for s in TRAFFIC]
+        store.apply([endpoints_op(model.endpoints), spans_op(labelled)])
+    finally:
+        store.close()
+    for tenant in ("acme", "other"):
+        listed = _listed(cfg, f"chat/goodput.{tenant}", capsys)
+        assert {x["trace_id"] for x in listed} == {t for t, label in LABELS.items() if label == tenant}

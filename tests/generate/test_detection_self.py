@@ -39,6 +39,7 @@ SELF_ALERTS = (
     cv.ALERT_PROBES_NOT_RUNNING,
     cv.ALERT_RECEIVER_REJECTING,
     cv.ALERT_METRIC_FAMILY_GONE,
+    cv.ALERT_EVENT_LOOP_BLOCKED,
 )
 STARTED = f"{cv.PROCESS_START_TIME}{{{MON_LABELS}}}"
 CLASSES = {"interactive-32k": 30, "repo-analysis-128k": 300}  # probe intervals in the example
@@ -158,6 +159,47 @@ def _family_restart(_: object) -> tuple[World, list[Check]]:
     return w, [Check(cv.ALERT_METRIC_FAMILY_GONE, {"family": KV}, START, None, 30 * MINUTE)]
 
 
+LAG_SUM = f"{cv.EVENT_LOOP_LAG}_sum{{{MON_LABELS}}}"
+#: A busy monitor's lag: every 0.5 s tick 10 ms late, 0.02 s a second.
+BUSY = 0.02
+
+
+def _loop(
+    lag: Callable[[int], float | None], within: int | None, end: int = 30 * MINUTE
+) -> tuple[World, list[Check]]:
+    """The lag histogram's sum as the exporter serves it (``lag(t)``; None: no sample, the monitor
+    did not answer its scrape) and one check of the alert from START."""
+    w = World(STEP, end)
+    w.gauge(LAG_SUM, lag)
+    return w, [Check(cv.ALERT_EVENT_LOOP_BLOCKED, {}, START, within, end)]
+
+
+def _loop_held(_: object) -> tuple[World, list[Check]]:
+    """Held for 40 s at START: no scrape answered meanwhile, then 40 s more lag."""
+    hold = 40
+    return _loop(lambda t: BUSY * t if t < START else None if t < START + hold else BUSY * t + hold,
+                 _target("loop-held"))  # fmt: skip
+
+
+def _loop_starved(_: object) -> tuple[World, list[Check]]:
+    """From START every tick 0.3 s late: a tick each 0.8 s, 0.375 s of lag a second."""
+    return _loop(
+        lambda t: BUSY * t if t < START else BUSY * START + 0.375 * (t - START), _target("loop-starved")
+    )
+
+
+def _loop_pauses(_: object) -> tuple[World, list[Check]]:
+    """Busy, and a 3 s pause every 5 min from the start: 12 s + 6 s in any 10 min."""
+    return _loop(lambda t: BUSY * t + 3 * (t // (5 * MINUTE)), None, end=60 * MINUTE)
+
+
+def _loop_restart(_: object) -> tuple[World, list[Check]]:
+    """A long-running monitor (lag sum 500 s over days) held 10 s at START, restarted 2 min later."""
+    back = START + 2 * MINUTE
+    return _loop(lambda t: 500 + BUSY * t + (10 if t >= START + 10 else 0) if t < back
+                 else None if t < back + MINUTE else BUSY * (t - back - MINUTE), None)  # fmt: skip
+
+
 SCENARIOS: dict[str, Scenario] = {
     "evaluation-stale": _evaluation_stale,
     "evaluation-restart": _evaluation_restart,
@@ -168,6 +210,10 @@ SCENARIOS: dict[str, Scenario] = {
     "family-gone": _family_gone,
     "family-never-served": _family_never_served,
     "family-monitor-restart": _family_restart,
+    "loop-held": _loop_held,
+    "loop-starved": _loop_starved,
+    "loop-pauses": _loop_pauses,
+    "loop-restart": _loop_restart,
 }
 
 
@@ -207,5 +253,10 @@ def test_the_scenarios_tell_a_wrong_rule(generated: Path, tmp_path: Path) -> Non
         _verify(firing(no_floor, world, checks, tmp_path), world, checks[0])
     eager = _replaced(generated, tmp_path, cv.ALERT_RECEIVER_REJECTING, ">= 3", ">= 1")
     world, checks = _rejections(2)(None)
+    with pytest.raises(AssertionError, match="on a one-off event"):
+        _verify(firing(eager, world, checks, tmp_path), world, checks[0])
+    assert sr.LOOP_BLOCKED_SECONDS == 30
+    eager = _replaced(generated, tmp_path, cv.ALERT_EVENT_LOOP_BLOCKED, ">= 30", ">= 10")
+    world, checks = _loop_pauses(None)
     with pytest.raises(AssertionError, match="on a one-off event"):
         _verify(firing(eager, world, checks, tmp_path), world, checks[0])

@@ -29,7 +29,7 @@ def test_models_and_migrations_agree(db_url: str) -> None:
         engine.dispose()
     assert diff == []
     assert set(Base.metadata.tables) <= tables
-    assert current(db_url) == head() == "0014"
+    assert current(db_url) == head() == "0015"
 
 
 def test_upgrade_is_repeatable(db_url: str) -> None:
@@ -52,7 +52,7 @@ def test_cli_db_upgrade_and_current_from_another_directory(
     assert "not migrated" in capsys.readouterr().out
     assert main(["db", "upgrade", "-c", str(cfg)]) == 0
     assert main(["db", "current", "-c", str(cfg)]) == 0
-    assert "0014 (head)" in capsys.readouterr().out
+    assert "0015 (head)" in capsys.readouterr().out
     assert db.exists() and os.listdir(elsewhere) == []
 
 

@@ -1,12 +1,12 @@
 """Grafana dashboards built with grafanalib: SLO overview, fleet, SLOs, latency, caches, spec decode,
-probes, engine."""
+probes, engine; tenants when the configuration declares SLOs per tenant or priority band."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from monitor import conventions as cv
-from monitor.generate.dashboards import engine, engine_extras, fleet, overview, probes
+from monitor.generate.dashboards import engine, engine_extras, fleet, overview, probes, tenants
 from monitor.model import Model
 
 
@@ -22,6 +22,7 @@ def all_dashboards(model: Model, source: str = "") -> dict[str, dict[str, Any]]:
         engine_extras.build_spec,
         probes.build,
         engine.build,
+        *((tenants.build,) if tenants.has_tenants(model) else ()),
     )
     out = {}
     for build in builders:

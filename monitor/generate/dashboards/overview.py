@@ -45,10 +45,13 @@ COLUMNS = {
     "status": "Status",
 }
 _BY = f"{cv.L_CLASS}, {cv.L_SLO}, {cv.L_SLI}"
+#: The table's SLOs: those declared for a class's whole traffic (the SLOs declared per tenant or
+#: band, a hundred per declaration at times, are on the tenants dashboard).
+OWN = f'{{{cv.L_CLASS}=~"$class",{cv.L_DECLARED_SLO}=""}}'
 
 
 def _alerts(name: str) -> str:
-    return f'ALERTS{{alertname="{name}",alertstate="firing",{cv.L_CLASS}=~"$class"}}'
+    return f'ALERTS{{alertname="{name}",alertstate="firing",{cv.L_CLASS}=~"$class",{cv.L_DECLARED_SLO}=""}}'
 
 
 def _periods(model: Model) -> list[str]:
@@ -57,13 +60,13 @@ def _periods(model: Model) -> list[str]:
 
 def _sli_now(model: Model) -> str:
     """1 − the error ratio over each SLO's own period (each SLO has one period record)."""
-    ratios = " or ".join(cv.sli_error_ratio_record(p) + SLO_SEL for p in _periods(model))
+    ratios = " or ".join(cv.sli_error_ratio_record(p) + OWN for p in _periods(model))
     return f"1 - max by ({_BY}) ({ratios})"
 
 
 def _burn(window: str) -> str:
-    budget = f"(1 - {cv.SLO_META_OBJECTIVE_RECORD}{SLO_SEL})"
-    ratio = cv.sli_error_ratio_record(window) + SLO_SEL
+    budget = f"(1 - {cv.SLO_META_OBJECTIVE_RECORD}{OWN})"
+    ratio = cv.sli_error_ratio_record(window) + OWN
     return f"max by ({_BY}) ({ratio}\n/ on ({_BY}) {budget})"  # one-to-one ``on``: keeps only these
 
 
@@ -73,9 +76,9 @@ def _state(expr: str, value: int) -> str:
 
 def status_expr() -> str:
     """Per SLO the worst of: no data yet, OK, ticket burn firing, budget exhausted, page burn firing."""
-    budget = cv.SLO_BUDGET_REMAINING_RECORD + SLO_SEL
+    budget = cv.SLO_BUDGET_REMAINING_RECORD + OWN
     parts = [
-        _state(f"{NO_DATA} + 0 * {cv.SLO_META_OBJECTIVE_RECORD}{SLO_SEL}", NO_DATA),
+        _state(f"{NO_DATA} + 0 * {cv.SLO_META_OBJECTIVE_RECORD}{OWN}", NO_DATA),
         _state(f"{OK} * {budget}", OK),
         _state(f"{TICKET} * max by ({_BY}) ({_alerts(cv.ALERT_BURN_TICKET)})", TICKET),
         _state(f"{EXHAUSTED} + 0 * ({budget} <= 0)", EXHAUSTED),
@@ -87,9 +90,9 @@ def status_expr() -> str:
 def table_queries(model: Model) -> list[Query]:
     """The table's instant queries, one per value column, each one series per SLO."""
     return [
-        Query(f"max by ({_BY}) ({cv.SLO_META_OBJECTIVE_RECORD}{SLO_SEL})", "objective"),
+        Query(f"max by ({_BY}) ({cv.SLO_META_OBJECTIVE_RECORD}{OWN})", "objective"),
         Query(_sli_now(model), "sli_now"),
-        Query(f"max by ({_BY}) ({cv.SLO_BUDGET_REMAINING_RECORD}{SLO_SEL})", "budget"),
+        Query(f"max by ({_BY}) ({cv.SLO_BUDGET_REMAINING_RECORD}{OWN})", "budget"),
         Query(_burn("1h"), "burn1h"),
         Query(_burn("6h"), "burn6h"),
         Query(status_expr(), "status"),
@@ -193,16 +196,17 @@ def build(model: Model, banner: str) -> dict[str, Any]:
                 "that period's error budget not spent; burn is the error ratio over the window ÷ the "
                 "budget (1 = spending exactly the budget). Status: the worst of a firing page or ticket "
                 "burn alert and an exhausted budget; no data while the period holds no events. Click a "
-                "class or SLO for its SLO dashboard or the vLLM engine of its pool."
+                "class or SLO for its SLO dashboard or the vLLM engine of its pool. SLOs declared per "
+                "tenant or priority band are on the tenants dashboard (link above), worst first."
             ),
         ),
         w=24,
-        h=max(8, 3 + len(model.slos)),
+        h=max(8, 3 + sum(s.tenant is None and s.priority is None for s in model.slos)),
     )
     lay.add(
         timeseries(
             "Error budget left",
-            [Query(f"{cv.SLO_BUDGET_REMAINING_RECORD}{SLO_SEL}", "{{class}} {{slo}}")],
+            [Query(f"{cv.SLO_BUDGET_REMAINING_RECORD}{OWN}", "{{class}} {{slo}}")],
             unit="percentunit",
         ),
         w=24,

@@ -185,7 +185,10 @@ def template_vars(*names: str) -> list[Any]:
         "model": f"label_values({cv.VLLM_RUNNING}, {cv.L_MODEL})",
         "class": f"label_values({cv.PROBE_TOTAL}, {cv.L_CLASS})",
         ENDPOINT_OF_CLASS: f'label_values({cv.PROBE_TOTAL}{{{cv.L_CLASS}=~"$class"}}, {cv.L_ENDPOINT})',
+        cv.L_DECLARED_SLO: f"label_values({cv.SLO_META_OBJECTIVE_RECORD}"
+        f'{{{cv.L_CLASS}=~"$class",{cv.L_DECLARED_SLO}!=""}}, {cv.L_DECLARED_SLO})',
     }
+    labels = {ENDPOINT_OF_CLASS: "Endpoint", cv.L_DECLARED_SLO: "SLO (per tenant or band)"}
     out = [
         g.Template(
             name="datasource",
@@ -202,7 +205,7 @@ def template_vars(*names: str) -> list[Any]:
         out.append(
             g.Template(
                 name=cv.L_ENDPOINT if name == ENDPOINT_OF_CLASS else name,
-                label="Endpoint" if name == ENDPOINT_OF_CLASS else name.capitalize(),
+                label=labels.get(name, name.capitalize()),
                 query=queries[name],
                 dataSource=DS,
                 includeAll=True,
