@@ -116,13 +116,21 @@ def restarted(model: Model, slo: SLO) -> str:
     )
 
 
-def same_instant(record_name: str, selector: str, counters: str, on: str = TARGET) -> str:
+def same_instant(
+    record_name: str, selector: str, counters: str, on: str = TARGET, shown: str | None = None
+) -> str:
     """Per ``on``: the value ``record_name`` (``selector`` picks its series) holds at this very
     instant, written by a rule of the same group run; ``counters`` (the same value read from the
     counters) where the engine does not show that record yet (vmalert writes records through remote
     write). A Prometheus group runs its rules in order at one timestamp, each rule's samples committed
-    before the next rule's query."""
+    before the next rule's query.
+
+    ``shown``: a record every run of the group writes before this rule, read at this instant. Where
+    the engine shows it, the counters are never read: a target whose counters were stale at the
+    cumulative rule has no value now (the next step measures across), not counters scraped since."""
     recorded = f"last_over_time({record_name}{selector}[{cv.STEP_SAME_INSTANT}])"
+    if shown is not None:
+        counters = f"({counters}\n    unless on () last_over_time({shown}[{cv.STEP_SAME_INSTANT}]))"
     return f"(sum by ({on}) ({recorded})\n    or on ({on})\n    {counters})"
 
 
@@ -139,7 +147,11 @@ def step_rises(model: Model, slo: SLO) -> dict[str, str]:
     the new process from its records)."""
     c = cumulative(model, slo)
     counters = {"valid": c.valid, "bad": c.bad}
-    now = {k: same_instant(cv.slo_cumulative_events_record(k), ids(slo), counters[k]) for k in counters}
+    shown = cv.SLO_META_OBJECTIVE_RECORD + ids(slo)
+    now = {
+        k: same_instant(cv.slo_cumulative_events_record(k), ids(slo), counters[k], shown=shown)
+        for k in counters
+    }
     before = {k: previous(cv.slo_cumulative_events_record(k), slo) for k in now}
     delta = {k: f"({now[k]} - on ({TARGET}) {before[k]})" for k in now}
     counted_valid = f"({c.valid} - on ({TARGET}) {before['valid']})"
