@@ -341,6 +341,10 @@ SCRAPE_GAP_LIMIT_SECONDS: Final = 3600.0
 #: Steps read the previous step's records this much before their own instant, so a record of the
 #: current step (whatever the order of rules, or a rule engine's write delay) is never read.
 STEP_READ_OFFSET: Final = "1s"
+#: Steps read the cumulative records written at their own instant over this range: it ends at the
+#: instant and stays clear of the previous step (Prometheus 2 range selectors include their left
+#: end, and no rule group is evaluated more often than every second).
+STEP_SAME_INSTANT: Final = "500ms"
 
 #: The SLO's one metadata record (its error budget is 1 − objective; its period is the window of
 #: its period ratio record, ``m3mon:slo_error_ratio:rate30d`` or ``…rate28d``).

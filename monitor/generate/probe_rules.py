@@ -6,11 +6,13 @@ Its windows count only what was true when it happened. Probe runs are counted **
 * a cumulative record per target, endpoint and class of the runs (and failed runs) the monitor's
   ``m3mon_probe_total`` shows now, less :data:`NOT_COUNTED` (``monitor_error`` runs are the
   monitor's own bugs; ``connect_error`` means the endpoint answered nothing, /health included);
-* a step record of what the counters rose by since the previous step's reading (after a monitor
-  restart: the value now), kept only when the endpoint's ``/health`` was up at every sample of the
-  last :data:`HEALTHY_FOR` and no maintenance occurrence of the class on the endpoint overlaps the
-  last :func:`maintenance_margin` (the class's probe timeout plus a minute: a probe that began in
-  the maintenance may end after it).
+* a step record of what the cumulative record rose by since the previous step's reading (after a
+  monitor restart: the value now; "now" is the cumulative record of the same instant, as for the
+  SLO steps, so a scrape landing between the two rules counts once), kept only when the
+  endpoint's ``/health`` was up at every sample of the last :data:`HEALTHY_FOR` and no
+  maintenance occurrence of the class on the endpoint overlaps the last
+  :func:`maintenance_margin` (the class's probe timeout plus a minute: a probe that began in the
+  maintenance may end after it).
 
 The alert sums those step records over its windows. So the failures of a hard outage (``/health``
 down) never count once the endpoint is back, a monitor restart changes no window (the first step
@@ -28,7 +30,7 @@ from typing import Any
 from monitor import conventions as cv
 from monitor.generate import promql as q
 from monitor.generate.rules import Alert, Group, record
-from monitor.generate.sli import boundary, rise
+from monitor.generate.sli import boundary, rise, same_instant
 from monitor.model import Model
 
 # More than PROBE_FAILURE_RATIO of the endpoint's counted probes failed, and at least
@@ -107,7 +109,8 @@ def step(model: Model, *, failed: bool) -> str:
     """Per endpoint and class: runs (or failed runs) of this step that count (module docstring)."""
     name = cv.probe_runs_record("cumulative", failed=failed)
     before = f"last_over_time({name}[{cv.SCRAPE_GAP_LIMIT}] offset {cv.STEP_READ_OFFSET})"
-    rose = rise(cumulative(model, failed=failed), before, on=PROBE_TARGET)
+    now = same_instant(name, "", cumulative(model, failed=failed), on=PROBE_TARGET)
+    rose = rise(now, before, on=PROBE_TARGET)
     return (
         f"sum by ({cv.L_ENDPOINT}, {cv.L_CLASS}) (\n  {rose}\n)\n"
         f"and on ({cv.L_ENDPOINT})\n{_healthy(model)}\n"

@@ -10,13 +10,16 @@ invents events a window never held, and cannot be told which of them maintenance
 * :func:`step_rises` — what a step adds: the cumulative valid and bad events now less the ones
   the previous step recorded (whichever step last ran, up to
   :data:`~monitor.conventions.SCRAPE_GAP_LIMIT` back), or both values now after a **restart** of
-  the target. A skipped evaluation loses nothing: the next step measures from the last recorded
-  reading. Successive steps add up to exactly what the counters rose by, whatever the scrape
-  phases. A restart is one target's, never one counter's: valid and bad start over together,
-  when the process now started after the samples the previous step read
-  (``process_start_time_seconds``), or either sum fell, or bad rose more than valid (impossible
-  within one process: each bad event is a valid one). So a step never holds more bad events than
-  valid ones, whatever the restart pattern (docs/slo-events.md states the loss).
+  the target. "Now" is the cumulative record of the step's own instant when the engine shows it
+  (:func:`same_instant`), the counters only when it does not: a scrape committed between the two
+  rules would otherwise count in this step and, measured from the older record, again in the next.
+  A skipped evaluation loses nothing: the next step measures from the last recorded reading.
+  Successive steps add up to exactly what the records rose by, whatever the scrape phases. A
+  restart is one target's, never one counter's: valid and bad start over together, when the
+  process now started after the samples the previous step read (``process_start_time_seconds``),
+  or either sum fell, or bad rose more than valid (impossible within one process: each bad event
+  is a valid one). So a step never holds more bad events than valid ones, whatever the restart
+  pattern (docs/slo-events.md states the loss).
 * :func:`step_in_maintenance` — per endpoint, whether the step's **span** (from the samples the
   previous step read to the samples read now) overlaps a maintenance occurrence, the current or
   next one or the one that ended last (from the boundaries the monitor publishes). An event is
@@ -113,19 +116,54 @@ def restarted(model: Model, slo: SLO) -> str:
     )
 
 
+def same_instant(
+    record_name: str, selector: str, counters: str, on: str = TARGET, shown: str | None = None
+) -> str:
+    """Per ``on``: the value ``record_name`` (``selector`` picks its series) holds at this very
+    instant, written by a rule of the same group run; ``counters`` (the same value read from the
+    counters) where the engine does not show that record yet (vmalert writes records through remote
+    write). A Prometheus group runs its rules in order at one timestamp, each rule's samples committed
+    before the next rule's query.
+
+    ``shown``: a record every run of the group writes before this rule, read at this instant. Where
+    the engine shows it, the counters are never read: a target whose counters were stale at the
+    cumulative rule has no value now (the next step measures across), not counters scraped since."""
+    recorded = f"last_over_time({record_name}{selector}[{cv.STEP_SAME_INSTANT}])"
+    if shown is not None:
+        counters = f"({counters}\n    unless on () last_over_time({shown}[{cv.STEP_SAME_INSTANT}]))"
+    return f"(sum by ({on}) ({recorded})\n    or on ({on})\n    {counters})"
+
+
 def step_rises(model: Model, slo: SLO) -> dict[str, str]:
     """Per target and endpoint, valid and bad: the rise since the previous step's reading, or the
-    value now when the target restarted (one process's counts, so bad <= valid either way)."""
+    value now when the target restarted (one process's counts, so bad <= valid either way).
+
+    "Now" is the records of this instant (:func:`same_instant`); valid and bad are recorded by two
+    rules, so a scrape committed between them can put one a scrape ahead of the other. The checks
+    that compare the two kinds are kept safe from that: bad's rise is compared with the counters'
+    valid rise (read after both records, and valid is recorded before bad, so within one process it
+    is never the smaller), and a restart counts the values now only when both records equal the
+    counters (one scrape of one process; otherwise the step counts nothing and the next step counts
+    the new process from its records)."""
     c = cumulative(model, slo)
-    now = {"valid": c.valid, "bad": c.bad}
+    counters = {"valid": c.valid, "bad": c.bad}
+    shown = cv.SLO_META_OBJECTIVE_RECORD + ids(slo)
+    now = {
+        k: same_instant(cv.slo_cumulative_events_record(k), ids(slo), counters[k], shown=shown)
+        for k in counters
+    }
     before = {k: previous(cv.slo_cumulative_events_record(k), slo) for k in now}
     delta = {k: f"({now[k]} - on ({TARGET}) {before[k]})" for k in now}
+    counted_valid = f"({c.valid} - on ({TARGET}) {before['valid']})"
     reset = (
         f"(\n    {delta['valid']} < 0\n  or\n    {delta['bad']} < 0\n"
-        f"  or\n    {delta['bad']} > on ({TARGET}) {delta['valid']}\n  or\n    {restarted(model, slo)}\n  )"
+        f"  or\n    {delta['bad']} > on ({TARGET}) {counted_valid}\n  or\n    {restarted(model, slo)}\n  )"
     )
+    same = {k: f"({now[k]} == on ({TARGET}) {counters[k]})" for k in now}
+    one_scrape = f"({same['valid']} and on ({TARGET}) {same['bad']})"
     return {
-        k: f"({delta[k]}\n  unless on ({TARGET}) {reset}\n  or\n  ({now[k]} and on ({TARGET}) {reset}))"
+        k: f"({delta[k]}\n  unless on ({TARGET}) {reset}\n  or\n"
+        f"  ({now[k]} and on ({TARGET}) {reset} and on ({TARGET}) {one_scrape}))"
         for k in now
     }
 

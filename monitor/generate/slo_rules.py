@@ -65,9 +65,10 @@ def _window_records(model: Model, slo: SLO, window: str, labels: dict[str, str])
 def step_records(model: Model, slo: SLO) -> list[dict[str, str]]:
     """Per target and endpoint, what the next step measures from; then this step's events.
 
-    The step records read the previous step's records strictly before their own instant, so the
-    order of rules in the group does not matter (the readings come first for engines that
-    evaluate a group rule by rule, such as vmalert's replay).
+    The step records read the previous step's records strictly before their own instant, and the
+    cumulative records of their own instant where the engine shows them (a scrape landing between
+    the rules then counts in one step only). So the readings come first, valid before bad
+    (:func:`monitor.generate.sli.step_rises` relies on that order).
     """
     c, labels = cumulative(model, slo), slo_labels(slo)
     out = [

@@ -77,13 +77,11 @@ def store_counts(st: Stack) -> dict[str, tuple[int, int]]:
 
 
 def rule_counts(st: Stack) -> dict[str, tuple[int, int]]:
-    """The rules' reading of each SLO's events: its cumulative records (0 before the traffic: the
-    counters are published at 0). Not the sum of the step records: a step can count a scrape twice
-    when the scrape is committed between its group's cumulative and step rules (a race of the
-    rule layout, not of this SLI; at this stack's 1 s steps it happens within minutes)."""
+    """The rules' count of each SLO's events: its step records summed over the run (the traffic
+    starts once every SLO has a first reading, so the steps hold every request)."""
 
     def summed(kind: str) -> dict[str, int]:
-        found = st.query(f'sum by (slo) (m3mon:slo_events_{kind}:cumulative{{class="{CLASS}"}})')
+        found = st.query(f'sum by (slo) (sum_over_time(m3mon:slo_events_{kind}:step{{class="{CLASS}"}}[1h]))')
         return {r["metric"]["slo"]: round(float(r["value"][1])) for r in found}
 
     valid, bad = summed("valid"), summed("bad")

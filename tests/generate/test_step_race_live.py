@@ -1,0 +1,133 @@
+"""A scrape committed between a group's cumulative and step rules counts once (a real Prometheus).
+
+Prometheus stamps a scrape's samples with its start and commits them when the answer is parsed, so
+one can land between two rules of one group run. A slow target (it answers 0-0.6 s late, at
+random) keeps scrapes in flight across rule evaluations; every scrape it serves raises its probe
+counters. The SLO group and the probe-runs group are the generated ones (their rules' expressions
+as generated, every evaluation 1 s apart), with one slow recording rule put in front of each step
+record to widen the gap. The oracle is the target's own count of what it served: after the
+counters stop rising, the step records of the whole run add up to exactly the rise served, never
+more.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from monitor import conventions as cv
+from monitor import events
+from monitor.config import parse_config
+from monitor.generate.probe_rules import probe_groups
+from monitor.generate.rules import Group
+from monitor.generate.slo_rules import slo_groups
+from monitor.model import Model, build_model
+from tests.support.exposition import serving
+from tests.support.prometheus import query, running_prometheus, wait_for
+
+pytestmark = [pytest.mark.real, pytest.mark.slow]
+
+CONFIG = """\
+version: m3mon/v1
+endpoints:
+  - name: m3-race
+    base_url: http://127.0.0.1:9
+    backend: vllm
+    model: MiniMaxAI/MiniMax-M3
+    classes: [interactive]
+request_classes:
+  - name: interactive
+    max_context_tokens: 32768
+    probes: [chat]
+    probe: {interval: 30s, timeout: 60s}
+    slos:
+      - {name: availability, sli: availability, objective: 99.9, source: probes}
+"""
+#: About a quarter of a second of query work at every evaluation (a subquery of 172,800 steps).
+SLOW = {"record": "race:slow", "expr": "count_over_time(vector(1)[2d:1s])"}
+RISING_FOR = 15.0
+
+
+class Target:
+    """The monitor's probe counters of one endpoint and class, raised by every scrape while rising."""
+
+    def __init__(self, model: Model) -> None:
+        self.job = model.alerting.job_monitor
+        self.counts = {"success": 10, "timeout": 5}  # runs that succeeded, runs that timed out
+        self.rising = False
+        self.lock = threading.Lock()
+        self.started = time.time() - 100
+
+    def page(self) -> bytes:
+        with self.lock:
+            if self.rising:
+                self.counts = {k: v + 1 for k, v in self.counts.items()}
+            counts = dict(self.counts)
+        time.sleep(random.uniform(0.0, 0.6))  # the scrape is in flight meanwhile
+        lines = [f"{cv.PROCESS_START_TIME} {self.started}",
+                 f'{cv.HEALTH_UP}{{endpoint="m3-race"}} 1']  # fmt: skip
+        for reason, count in counts.items():
+            outcome = events.probe_labels(None if reason == "success" else reason)
+            labels = {cv.L_ENDPOINT: "m3-race", cv.L_CLASS: "interactive", cv.L_KIND: "chat", **outcome}
+            body = ",".join(f'{k}="{v}"' for k, v in labels.items())
+            lines.append(f"{cv.PROBE_TOTAL}{{{body}}} {count}")
+        return ("\n".join(lines) + "\n").encode()
+
+
+def _widened(group: Group, model: Model) -> dict[str, Any]:
+    """The group as generated, evaluated every second, with a slow rule before each step record."""
+    rendered = group.render(model.alerting)
+    rules: list[dict[str, Any]] = []
+    for rule in rendered["rules"]:
+        if rule.get("record", "").endswith(":step"):
+            rules.append(SLOW)
+        rules.append(rule)
+    return {**rendered, "interval": "1s", "rules": rules}
+
+
+def _total(url: str, expr: str) -> float:
+    result = query(url, expr)
+    return float(result[0]["value"][1]) if result else float("nan")
+
+
+def test_the_step_records_add_up_to_what_the_target_served_never_more(tmp_path: Path) -> None:
+    model = build_model(parse_config(CONFIG, "monitor.yaml"))
+    groups = [_widened(g, model) for g in (*slo_groups(model), *probe_groups(model))]
+    rules = tmp_path / "rules.yml"
+    rules.write_text(yaml.safe_dump({"groups": groups}))
+    target = Target(model)
+    sums = {
+        "slo valid": f"sum(sum_over_time({cv.slo_step_events_record('valid')}[10m]))",
+        "slo bad": f"sum(sum_over_time({cv.slo_step_events_record('bad')}[10m]))",
+        "probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=False)}[10m]))",
+        "failed probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=True)}[10m]))",
+    }
+    config = {
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(rules)],
+        "scrape_configs": [{"job_name": model.alerting.job_monitor, "static_configs": [{"targets": []}]}],
+    }
+    with serving(target.page) as address:
+        config["scrape_configs"][0]["static_configs"][0]["targets"] = [address]
+        with running_prometheus(config, tmp_path) as url:
+            wait_for(lambda: all(query(url, e) for e in sums.values()), 30, "every step record")
+            with target.lock:
+                start, target.rising = dict(target.counts), True
+            time.sleep(RISING_FOR)
+            with target.lock:
+                end, target.rising = dict(target.counts), False
+            final = f"sum({cv.slo_cumulative_events_record('valid')})"
+            wait_for(lambda: _total(url, final) == sum(end.values()), 15, "the last reading's record")
+            time.sleep(3)  # the steps after it
+            got = {what: _total(url, expr) for what, expr in sums.items()}
+    runs = sum(end.values()) - sum(start.values())
+    failed = end["timeout"] - start["timeout"]
+    served = {"slo valid": runs, "slo bad": failed, "probe runs": runs, "failed probe runs": failed}
+    assert runs >= 10, f"the target served {runs} runs in {RISING_FOR}s"
+    assert got == served, f"step records {got}, served {served}"
