@@ -230,8 +230,9 @@ def test_each_burn_down_chart_draws_its_two_lines(demo: Demo) -> None:
 def test_the_html_and_pdf_pages_draw_the_lines_and_charts(demo: Demo, tmp_path: Path) -> None:
     chromium = require_binary("chromium", "/usr/bin/chromium")
     pdftoppm = require_binary("pdftoppm", "/usr/bin/pdftoppm")
+    # tall enough for the whole page (the Tenants section and the verdicts' lines made it ~13,300 px)
     shot = preview.screenshot(chromium, demo.out / "report" / "report.html", tmp_path / "page.png",
-                              size="1280,13000", timeout=120)  # fmt: skip
+                              size="1280,18000", timeout=120)  # fmt: skip
     img = lines.pixels(shot)
     assert len(_burn_panels_drawn(img, "html")) == len(PROBED)
     # and the other charts: latency (three panels side by side) and the breakdown's five rows over time
