@@ -51,7 +51,7 @@ SCENARIOS = [
     Scenario("saturated-gpu-flat-queue", "none", NONE, faults={"gpu_saturated": True}),
     Scenario("scheduler-stall", "scheduler_bound", "queue", background=_stalls),
     Scenario("scheduler-stall-no-gpu-exporter", "queue_bound", "queue", background=_stalls, gpu=False),
-    Scenario("cache-thrash", "cache_bound", "queue", faults={"kv_pressure": 12}, background=load(4)),
+    Scenario("cache-thrash", "cache_bound", "queue", faults={"kv_pressure": 12}, background=load(6)),
     Scenario("slow-proxy", "proxy_bound", "frontend", faults={"preprocess_delay": 0.4}),
     Scenario(
         "slow-tools",
