@@ -329,6 +329,11 @@ def probe_runs_record(kind: str, *, failed: bool) -> str:
     return f"m3mon:{what}_healthy:step" if kind == "step" else f"m3mon:{what}:cumulative"
 
 
+#: The probe-runs group's first record, written at every run of the group (its value: the run's
+#: instant). A probe-runs step that shows it at its own instant reads that instant's cumulative
+#: records only, never the counters (:func:`monitor.generate.sli.same_instant`, ``shown``).
+PROBE_RUNS_EVALUATED_RECORD: Final = "m3mon:probe_runs_evaluated:timestamp"
+
 #: Per target and endpoint, the timestamp of the samples a rule step read: the next step's events
 #: happened after it (the step's span starts there, for the maintenance overlap rule).
 SLO_SAMPLED_RECORD: Final = "m3mon:slo_events_sampled:timestamp"

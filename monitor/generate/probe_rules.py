@@ -7,12 +7,15 @@ Its windows count only what was true when it happened. Probe runs are counted **
   ``m3mon_probe_total`` shows now, less :data:`NOT_COUNTED` (``monitor_error`` runs are the
   monitor's own bugs; ``connect_error`` means the endpoint answered nothing, /health included);
 * a step record of what the cumulative record rose by since the previous step's reading (after a
-  monitor restart: the value now; "now" is the cumulative record of the same instant, as for the
-  SLO steps, so a scrape landing between the two rules counts once), kept only when the
-  endpoint's ``/health`` was up at every sample of the last :data:`HEALTHY_FOR` and no
-  maintenance occurrence of the class on the endpoint overlaps the last
-  :func:`maintenance_margin` (the class's probe timeout plus a minute: a probe that began in the
-  maintenance may end after it).
+  monitor restart: the value now), kept only when the endpoint's ``/health`` was up at every
+  sample of the last :data:`HEALTHY_FOR` and no maintenance occurrence of the class on the
+  endpoint overlaps the last :func:`maintenance_margin` (the class's probe timeout plus a minute:
+  a probe that began in the maintenance may end after it). "Now" is the cumulative record of the
+  same instant, as for the SLO steps, so a scrape landing between the two rules counts once; the
+  counters are read only where the engine does not show this run's records at all (the group's
+  first record, :data:`~monitor.conventions.PROBE_RUNS_EVALUATED_RECORD`, tells), so a target
+  stale at the cumulative rule (a failed scrape) has no step now and the next step measures
+  across, even when a scrape lands before the step.
 
 The alert sums those step records over its windows. So the failures of a hard outage (``/health``
 down) never count once the endpoint is back, a monitor restart changes no window (the first step
@@ -109,7 +112,8 @@ def step(model: Model, *, failed: bool) -> str:
     """Per endpoint and class: runs (or failed runs) of this step that count (module docstring)."""
     name = cv.probe_runs_record("cumulative", failed=failed)
     before = f"last_over_time({name}[{cv.SCRAPE_GAP_LIMIT}] offset {cv.STEP_READ_OFFSET})"
-    now = same_instant(name, "", cumulative(model, failed=failed), on=PROBE_TARGET)
+    counters = cumulative(model, failed=failed)
+    now = same_instant(name, "", counters, on=PROBE_TARGET, shown=cv.PROBE_RUNS_EVALUATED_RECORD)
     rose = rise(now, before, on=PROBE_TARGET)
     return (
         f"sum by ({cv.L_ENDPOINT}, {cv.L_CLASS}) (\n  {rose}\n)\n"
@@ -119,7 +123,9 @@ def step(model: Model, *, failed: bool) -> str:
 
 
 def records(model: Model) -> tuple[dict[str, Any], ...]:
-    out = []
+    """The group's instant first (every run writes it, so a step can tell the engine shows this
+    run's records), then per kind the cumulative record and the step that reads it."""
+    out = [record(cv.PROBE_RUNS_EVALUATED_RECORD, "vector(time())", {})]
     for failed in (False, True):
         now, rose = cumulative(model, failed=failed), step(model, failed=failed)
         out.append(record(cv.probe_runs_record("cumulative", failed=failed), now, {}))

@@ -102,8 +102,9 @@ def previous(record_name: str, slo: SLO) -> str:
 
 
 def process_started(model: Model, slo: SLO) -> str:
-    """Per job and instance: when the process behind the SLO's targets started (its own clock)."""
-    job = model.alerting.job_monitor if slo.source == "probes" else model.alerting.job_vllm
+    """Per job and instance: when the process whose counters the SLO reads started (its own clock):
+    the monitor's for probe and real-traffic SLOs (it counts both), vLLM's for server SLOs."""
+    job = model.alerting.job_monitor if slo.from_monitor else model.alerting.job_vllm
     return f"max by ({cv.L_JOB}, instance) ({cv.PROCESS_START_TIME}{q.matchers([(cv.L_JOB, q.eq(job))])})"
 
 

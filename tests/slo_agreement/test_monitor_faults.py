@@ -1,6 +1,8 @@
 """The unaligned worlds with the monitor's own faults (:mod:`tests.slo_agreement.unaligned.faults`):
 a crash-looping vLLM, failed scrapes of the monitor for minutes, monitor restarts inside and at the
-edges of maintenance, late writes — in real Prometheus (promtool on the generated rules) and
+edges of maintenance, late writes — and the same faults with a real-traffic (``source: traffic``)
+SLO, whose events the monitor counts from received spans, through a crash-looping monitor replica
+(:mod:`tests.slo_agreement.unaligned.traffic`) — in real Prometheus (promtool on the generated rules) and
 through the real service's store path, against the oracle of
 :mod:`tests.slo_agreement.unaligned.bounds`.
 
@@ -16,14 +18,14 @@ tier runs more seeds through both engines. ``python -m tests.slo_agreement.unali
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 
 from tests.slo_agreement.harness import scratch
 from tests.slo_agreement.unaligned import store
-from tests.slo_agreement.unaligned.named import CRASH_LOOP
-from tests.slo_agreement.unaligned.sweep import Prepared, evaluate, faulty, judge, prepare, summary
+from tests.slo_agreement.unaligned.sweep import Prepared, evaluate, judge, named_world, prepare, summary
 from tests.slo_agreement.unaligned.world import World
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
@@ -35,36 +37,41 @@ pytestmark = [pytest.mark.real, pytest.mark.timeout(600)]
 QUICK_SEEDS = (12, 6)
 #: Faulty seeds of the slow tier (both engines).
 SLOW_SEEDS = (*range(1, 9), 12)
+#: Real-traffic worlds (server seeds) of the quick tier: 18, requests failing only inside maintenance
+#: (nothing may alert) while its pool crash-loops for ten minutes and monitor B, after 75 s down,
+#: crash-loops for six.
+QUICK_TRAFFIC = (18,)
+#: Real-traffic worlds of the slow tier: 4, 9 and 21 with no bad event outside maintenance.
+SLOW_TRAFFIC = (1, 4, 9, 13, 21)
 
-QUICK: dict[str, World] = {"crash-loop": CRASH_LOOP, **{f"f{s}": faulty(s) for s in QUICK_SEEDS}}
-SLOW: dict[str, World] = {"crash-loop": CRASH_LOOP, **{f"f{s}": faulty(s) for s in SLOW_SEEDS}}
+#: Worlds by name (:func:`~tests.slo_agreement.unaligned.sweep.named_world`), built when a test needs them.
+QUICK = ("crash-loop", *(f"f{s}" for s in QUICK_SEEDS), *(f"t{s}" for s in QUICK_TRAFFIC))
+SLOW = ("crash-loop", *(f"f{s}" for s in SLOW_SEEDS), *(f"t{s}" for s in SLOW_TRAFFIC))
+world = functools.cache(named_world)
 
 
 def _selected(session: pytest.Session) -> list[World]:
     """The worlds of this module's tests the session runs (``-m`` and ``-k`` narrow generation too)."""
-    out: dict[int, World] = {}
-    for item in session.items:
-        if (
-            getattr(item, "module", None) is None
-            or item.module.__name__ != __name__
-            or not hasattr(item, "callspec")
-        ):
-            continue
-        w = (SLOW if item.get_closest_marker("slow") else QUICK)[item.callspec.params["name"]]
-        out[id(w)] = w
-    return list(out.values())
+    names = {
+        item.callspec.params["name"]
+        for item in session.items
+        if getattr(item, "module", None) is not None
+        and item.module.__name__ == __name__
+        and hasattr(item, "callspec")
+    }
+    return [world(n) for n in sorted(names)]
 
 
 @pytest.fixture(scope="module")
 def worlds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Prepared:
-    return prepare(_selected(request.session) or list(QUICK.values()), tmp_path_factory.mktemp("faults"))
+    return prepare(_selected(request.session) or [world(n) for n in QUICK], tmp_path_factory.mktemp("faults"))
 
 
 @pytest.mark.parametrize("name", list(QUICK))
 def test_the_rules_hold_the_properties_through_the_monitors_faults(
     name: str, promtool: str, worlds: Prepared, tmp_path: Path
 ) -> None:
-    w = QUICK[name]
+    w = world(name)
     with scratch(tmp_path) as workdir:
         report = judge(w, evaluate(w, worlds, promtool, workdir, engines=("prometheus",)))
     print(summary(report))  # shown with -s
@@ -76,7 +83,7 @@ def test_the_rules_hold_the_properties_through_the_monitors_faults(
 def test_rules_and_store_hold_the_properties_through_the_monitors_faults(
     name: str, promtool: str, worlds: Prepared, tmp_path: Path
 ) -> None:
-    w = SLOW[name]
+    w = world(name)
     with scratch(tmp_path) as workdir:
         outcomes = evaluate(w, worlds, promtool, workdir)
         report = judge(w, outcomes, store.stored_total(workdir / "store"))

@@ -1,8 +1,9 @@
 """The oracle of an unaligned world: what each engine may count, written from the documentation alone.
 
 It imports nothing from :mod:`monitor`. docs/slo-events.md and docs/maintenance.md say: an event
-happens at its true instant τ (a probe's completion, a request's finish); an engine sees it at the
-first look after it — the store at the next stored reading of the pool (probes: at τ exactly), the
+happens at its true instant τ (a probe's completion, a request's finish; a real-traffic request's
+span's arrival at the monitor, which counts it then); an engine sees it at the first look after
+it — the store at the next stored reading of the pool (probes and spans: at τ exactly), the
 rules at the first evaluation after the next Prometheus sample — and never before; events of an
 occurrence ``(start, end]`` count nowhere, and an engine excludes the whole span it saw an event
 in when that span overlaps an occurrence. So for an engine that places every event at most Δ after
@@ -15,7 +16,8 @@ it happened, the count of a window ``(t − w, t]`` lies in
   counts them (a restart loses what its last read had not seen).
 
 Δ is the *stated tolerance*, from the world's schedule only: the store's server Δ is the longest
-gap between the pair's good readings of a pool (its probe Δ is 0: results carry their instant);
+gap between the pair's good readings of a pool (its probe and traffic Δ is 0: results and spans'
+slices carry their instant);
 the rules' Δ is the longest gap between Prometheus' good scrapes of the target, plus one minute
 per evaluation up to and including the next that ran. Three properties have no tolerance: with no
 bad event outside maintenance, nothing alerts; the store never holds more events than happened;
@@ -47,8 +49,8 @@ class Event:
 def events(world: World) -> list[Event]:
     if world.source == "server":
         evs = [Event(t, bad, p, p) for p in world.pools for t, bad in world.requests[p]]
-    else:
-        evs = [Event(r.end, r.bad, world.pools[0], r.replica) for r in world.runs]
+    else:  # probe runs at their completion; real traffic at its spans' arrival (the receiver counts it)
+        evs = [Event(r.end, r.bad, r.pool or world.pools[0], r.replica) for r in world.runs]
     return sorted(evs, key=lambda e: e.at)
 
 
@@ -59,8 +61,8 @@ def _skips(world: World) -> int:
 
 
 def delta_store(world: World, pool: str) -> float:
-    if world.source == "probes":
-        return 0.0
+    if world.source != "server":
+        return 0.0  # probe results and traffic slices carry their own instant
     good = sorted(t for r in REPLICAS for t in world.monitors[(r, pool)].good())
     return max(b - a for a, b in itertools.pairwise(good)) + 0.1
 
@@ -85,9 +87,9 @@ class Oracle:
             self.counted.append(e)
             d = self.delta[e.pool]
             near = any(abs(e.at - b) <= d for b in world.boundaries(e.pool))
-            # the rules lose a restarted counter's last unseen rise; the store keeps probe results
+            # the rules lose a restarted counter's last unseen rise; the store keeps probe results and spans
             lost = any(r - d <= e.at <= r for r in restarts.get(e.observer, ())) and not (
-                engine == "store" and world.source == "probes")  # fmt: skip
+                engine == "store" and world.source != "server")  # fmt: skip
             if not near and not lost:
                 self.sure.append(e)
         self.widest = max(self.delta.values())

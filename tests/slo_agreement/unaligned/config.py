@@ -1,6 +1,6 @@
 """A world as a real m3mon configuration (``m3mon/v1``): one class, its pools, its windows.
 
-The class is named after the world (``u<seed>``), served by one endpoint per pool
+The class is named after the world (``u<seed>``; a real-traffic world's ``t<seed>``), served by one endpoint per pool
 (``u<seed>-<pool>``, scrape interval as the world's); its one SLO is the world's. Maintenance
 windows are ``maintenance:`` entries named ``u<seed>-<window>`` at T0 plus their seconds (UTC):
 the whole class as ``classes``, one pool as ``endpoints``. The same text feeds ``m3mon generate``

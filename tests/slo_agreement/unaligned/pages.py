@@ -6,7 +6,11 @@ start over at a restart; ``process_start_time_seconds`` moves), in vLLM's own te
 monitor replica's page is its real exporter (:class:`monitor.probes.metrics.ProbeMetrics` and the
 real :class:`monitor.maintenance.metrics.MaintenanceCollector`) after observing the runs it
 completed since its last restart, as the replica's own process would render it at t, with its
-``process_start_time_seconds`` as the real exporter's process collector publishes it.
+``process_start_time_seconds`` as the real exporter's process collector publishes it. In a
+real-traffic world it has also counted every span it received since its last restart, judged by
+the real :class:`monitor.slo.traffic.TrafficJudge` into the real
+:class:`monitor.traces.metrics.TrafficMetrics` (every series created at 0 at start, as the
+exporter does).
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ import math
 
 from prometheus_client import CollectorRegistry, generate_latest
 
+from monitor.exporter import traffic_series
 from monitor.maintenance.metrics import MaintenanceCollector
 from monitor.model import Model
 from monitor.probes.metrics import ProbeMetrics
 from monitor.probes.result import ProbeResult, Timings, Usage
 from monitor.slo.probe_goodput import judge
+from monitor.slo.traffic import Judged, TrafficJudge
+from monitor.traces.metrics import TrafficMetrics
+from monitor.traces.span import ServerSpan
 from tests.slo_agreement.unaligned.world import E2E_EDGES, THRESHOLD, Run, World
 
 MODEL_ID = "MiniMaxAI/MiniMax-M3"
@@ -105,13 +113,33 @@ def probe_result(world: World, run: Run) -> ProbeResult:
     )
 
 
+def server_span(world: World, i: int) -> ServerSpan:
+    """The span of real request ``world.runs[i]`` (a real-traffic world): 3 tokens in 1 s, or an
+    error (a failed request: bad whatever the class's limits)."""
+    run = world.runs[i]
+    return ServerSpan(
+        trace_id=f"{world.seed:08x}{i:024x}",
+        span_id=f"{i:016x}",
+        name="llm_request",
+        start=T0 + run.start - 1.0,
+        end=T0 + run.start,
+        ttft=None if run.bad else 0.2,
+        e2e=1.0,
+        prompt_tokens=12,
+        completion_tokens=None if run.bad else 3,
+        service_name=endpoint(world, run.pool),
+        finish_reason=None if run.bad else "stop",
+        error_type="EngineDeadError" if run.bad else None,
+    )
+
+
 class MonitorPages:
     """A monitor replica's exporter page at increasing instants (its probe metrics and the
     maintenance boundaries it publishes), restricted to the metric names the rules read."""
 
     def __init__(self, world: World, model: Model, replica: str, wanted: set[str]) -> None:
         self.world, self.model, self.wanted = world, model, wanted
-        self.runs = [r for r in world.runs if r.replica == replica]
+        self.runs = [(i, r) for i, r in enumerate(world.runs) if r.replica == replica]
         self.restarts = sorted(world.monitor_restarts[replica])
         self.now = 0.0
         self.started = -30.0
@@ -121,9 +149,20 @@ class MonitorPages:
         """A new process: its counters start at 0 (every series created at start)."""
         self.registry = CollectorRegistry()
         self.metrics = ProbeMetrics.for_model(self.registry, self.model, judge(self.model))
+        self.traffic = TrafficMetrics(self.registry)
+        self.traffic.prepare(traffic_series(self.model))
+        self.judge = TrafficJudge(self.model)
         self.boundaries = CollectorRegistry()  # a collector without describe(): not restrictable
         self.boundaries.register(MaintenanceCollector(lambda: self.model.maintenance, lambda: T0 + self.now))
-        self.next = next((i for i, r in enumerate(self.runs) if r.end > self.started), len(self.runs))
+        self.next = next((k for k, (_, r) in enumerate(self.runs) if r.end > self.started), len(self.runs))
+
+    def _observe(self, i: int, run: Run) -> None:
+        if self.world.source != "traffic":
+            self.metrics.observe(probe_result(self.world, run))
+            return
+        found = self.judge.judge(server_span(self.world, i))
+        assert isinstance(found, Judged), found
+        self.traffic.observe([(found.endpoint, found.request_class, found.labels)], {})
 
     def text(self, t: float) -> str:
         assert t >= self.now, "pages are read in time order"
@@ -131,8 +170,8 @@ class MonitorPages:
         if started != self.started:
             self.started = started
             self._fresh()
-        while self.next < len(self.runs) and self.runs[self.next].end <= t:
-            self.metrics.observe(probe_result(self.world, self.runs[self.next]))
+        while self.next < len(self.runs) and self.runs[self.next][1].end <= t:
+            self._observe(*self.runs[self.next])
             self.next += 1
         self.now = t
         probes = generate_latest(self.registry.restricted_registry(self.wanted)).decode()

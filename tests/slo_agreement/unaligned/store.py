@@ -5,7 +5,8 @@ fleet mode with a slot per scrape and probe; replica A holds the evaluator lock)
 fetch is replaced: ``collect`` reads the world's page at the replica's scrape instant, so the
 reading, the interval and the store op are the service's. In world-time order: every good scrape
 of each replica (``Jobs.scrape``), every probe run at its completion by the replica that ran it
-(``Jobs._record``, slot = its round), and at 5 s past each minute the evaluation job of both
+(``Jobs._record``, slot = its round) or, in a real-traffic world, every batch of spans at its
+arrival at the replica that received it (``Jobs.spans``), and at 5 s past each minute the evaluation job of both
 replicas (``Jobs.evaluate``). A replica whose writes are late (its spool replayed after an
 outage) has that span's scrapes and results run at the span's end, in order. A replica that is
 down neither scrapes, probes nor evaluates, and starts over (a new ``Jobs``) when it is up. After the last
@@ -35,7 +36,7 @@ from monitor.slo.evaluate import burn_alerts
 from monitor.store import Store
 from monitor.store.evaluations import EvaluationRepo
 from tests.slo_agreement.unaligned.config import config
-from tests.slo_agreement.unaligned.pages import T0, ServerPages, endpoint, probe_result
+from tests.slo_agreement.unaligned.pages import T0, ServerPages, endpoint, probe_result, server_span
 from tests.slo_agreement.unaligned.prometheus import Counts, checks
 from tests.slo_agreement.unaligned.world import MINUTES, REPLICAS, World
 
@@ -103,9 +104,14 @@ class Run:
             for t in sched.good():
                 out.append(self._late(replica, t, n, "scrape", self._scrape(replica, ep, t)))
                 n += 1
-        for run in self.world.runs:
-            out.append(self._late(run.replica, run.end, n, "probe", self._probe(run)))
-            n += 1
+        if self.world.source == "traffic":
+            for (replica, at), batch in self._batches().items():
+                out.append(self._late(replica, at, n, "spans", self._spans(replica, at, batch)))
+                n += 1
+        else:
+            for run in self.world.runs:
+                out.append(self._late(run.replica, run.end, n, "probe", self._probe(run)))
+                n += 1
         for m in range(MINUTES + 1):
             out.append((m * 60 + 5.0, n, "evaluate", self._evaluate(m * 60 + 5.0)))
             n += 1
@@ -152,6 +158,26 @@ class Run:
             rep = self.replicas[run.replica]
             rep.now = max(rep.now, run.end)
             await rep.jobs._record(probe_result(self.world, run), int(run.start // self.world.probe_interval))
+
+        return go
+
+    def _batches(self) -> dict[tuple[str, float], list[int]]:
+        """The spans each replica receives in one OTLP request (one batch: same receiver and arrival)."""
+        out: dict[tuple[str, float], list[int]] = {}
+        for i, run in enumerate(self.world.runs):
+            out.setdefault((run.replica, run.end), []).append(i)
+        return out
+
+    def _spans(self, replica: str, at: float, batch: list[int]) -> Callable[[], Awaitable[None]]:
+        """One OTLP request reaching the replica's receiver at ``at`` (``Jobs.spans``: counted and
+        sliced at its arrival; a late replica's writes reach the store later, stamped as received)."""
+        spans = [server_span(self.world, i) for i in batch]
+
+        async def go() -> None:
+            rep = self.replicas[replica]
+            later, rep.now = max(rep.now, at), at
+            await rep.jobs.spans(spans)
+            rep.now = later
 
         return go
 

@@ -4,12 +4,14 @@
 and migrates one SQLite database each world copies; :func:`evaluate` runs one world both ways
 (promtool in the background while the store path runs) and :func:`judge` holds the engines to
 :mod:`tests.slo_agreement.unaligned.bounds`. ``python -m tests.slo_agreement.unaligned.sweep
-SEEDS`` runs a sweep (``f<seed>``: with the monitor's faults, ``--rules``: Prometheus only) and prints, per engine and measure, the largest disagreement with the
+SEEDS`` runs a sweep (``f<seed>``: with the monitor's faults, ``t<seed>``: those as real traffic
+through a crash-looping monitor, ``--rules``: Prometheus only) and prints, per engine and measure, the largest disagreement with the
 nominal count and the tolerance there, and every violation.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -26,6 +28,7 @@ from tests.slo_agreement.unaligned.config import config
 from tests.slo_agreement.unaligned.faults import with_faults
 from tests.slo_agreement.unaligned.named import CRASH_LOOP, NAMED
 from tests.slo_agreement.unaligned.prometheus import Counts, checks
+from tests.slo_agreement.unaligned.traffic import traffic_world
 from tests.slo_agreement.unaligned.world import World, world
 
 #: Seeds the default test run covers (derandomized: the same worlds every run).
@@ -37,11 +40,26 @@ def faulty(seed: int) -> World:
     return with_faults(world(seed), seed)
 
 
+def traffic(seed: int) -> World:
+    """The faulty world of ``seed`` (a server world) as a real-traffic world with a crash-looping
+    monitor replica (:func:`~tests.slo_agreement.unaligned.traffic.traffic_world`)."""
+    return traffic_world(faulty(seed), seed)
+
+
+def traffic_seeds(n: int, start: int = 1) -> tuple[int, ...]:
+    """The first ``n`` seeds from ``start`` whose world is a server world (real traffic is its requests)."""
+    found = (s for s in itertools.count(start) if world(s).source == "server")
+    return tuple(itertools.islice(found, n))
+
+
 def named_world(name: str) -> World:
-    """``17``: the world of seed 17; ``f17``: that world with faults (:func:`faulty`); else a
-    hand-built world of :data:`~tests.slo_agreement.unaligned.named.NAMED` (``crash-loop``)."""
+    """``17``: the world of seed 17; ``f17``: that world with faults (:func:`faulty`); ``t17``: as
+    real traffic (:func:`traffic`); else a hand-built world of
+    :data:`~tests.slo_agreement.unaligned.named.NAMED` (``crash-loop``)."""
     if name in {**NAMED, "crash-loop": CRASH_LOOP}:
         return {**NAMED, "crash-loop": CRASH_LOOP}[name]
+    if name.startswith("t"):
+        return traffic(int(name[1:]))
     return faulty(int(name[1:])) if name.startswith("f") else world(int(name))
 
 

@@ -66,19 +66,21 @@ class Schedule:
 @dataclass(frozen=True)
 class Run:
     """A probe run of replica ``replica`` over ``(start, end]``; ``bad``: it failed (availability)
-    or was slow (ttft)."""
+    or was slow (ttft). In a real-traffic world, one request's span (:mod:`.traffic`): ``start``
+    the request's finish, ``end`` the span's arrival at ``replica``, ``pool`` the pool that served it."""
 
     start: float
     end: float
     replica: str
     bad: bool
+    pool: str = ""
 
 
 @dataclass(frozen=True)
 class World:
     seed: int
-    sli: str  # availability, e2e (server) or ttft (probes)
-    source: str  # server or probes
+    sli: str  # availability, e2e (server), ttft (probes) or goodput (traffic)
+    source: str  # server, probes or traffic (:mod:`.traffic`)
     objective: str  # percent, as configured
     pools: tuple[str, ...]
     interval: dict[str, float]  # each pool's scrape interval (Prometheus and the monitors alike)
@@ -104,7 +106,7 @@ class World:
 
     @property
     def name(self) -> str:
-        return f"u{self.seed}"
+        return f"{'t' if self.source == 'traffic' else 'u'}{self.seed}"
 
     @property
     def threshold(self) -> float | None:
