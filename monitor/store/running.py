@@ -183,7 +183,8 @@ class RunningCounts:
         self._rebuild(session, [s for s in slo_ids if s not in self._states])
 
     def counts(self, slo_id: str, start: float, end: float) -> tuple[float, float] | None:
-        """(good, total) of slices ending in ``(start, end]`` when the state holds them; else None."""
+        """(good, total) of slices ending in ``(start, end]`` when the state holds them; else None.
+        Called once per SLO and window at every step: the cum lookups are inlined."""
         state = self._states.get(slo_id)
         if state is None or end != self.at:
             return None
@@ -191,15 +192,18 @@ class RunningCounts:
         if plan is None:
             plan = self._plans[start] = self._plan(start, end)
         top, hour, head = plan
-        upper, below = state.cum_at(top), state.cum_at(hour)
-        if upper is None or below is None or head is False:
+        good, total, n = state.good, state.total, len(state.good)
+        i, j = top - state.first, hour - state.first
+        if i < 0 or i >= n or j < 0 or j >= n or head is False:
             return None
+        below_good, below_total = good[j], total[j]
         if head is not None:  # R(start) = cum(⌊start⌋) + the head's slices
             part = state.heads.get(head)
             if part is None:
                 return None
-            below = below[0] + part[0], below[1] + part[1]
-        return upper[0] + state.now[0] - below[0], upper[1] + state.now[1] - below[1]
+            below_good, below_total = below_good + part[0], below_total + part[1]
+        now = state.now
+        return good[i] + now[0] - below_good, total[i] + now[1] - below_total
 
     def _plan(self, start: float, end: float) -> tuple[int, int, float | Literal[False] | None]:
         """What a window ``(start, end]`` at this step reads, the same for every SLO: the hour
@@ -247,18 +251,22 @@ class RunningCounts:
         assert self.at is not None
         at, top = self.at, floor_hour(self.at)
         base = top - KEEP_HOURS * HOUR
+        ranges = [(0.0, top, at)] + [(n, floor_hour(at - n), at - n) for n in sorted(self.lengths)]
+        # Many SLOs (a start): every SLO's raw heads in one pass over each range through the
+        # ``end`` index (contiguous pages), not one index probe per SLO and range, chunk by chunk.
+        every = _heads(_range_sums(session, ranges, None)) if len(slo_ids) > CHUNK else None
         for i in range(0, len(slo_ids), CHUNK):
             chunk = list(slo_ids[i : i + CHUNK])
             first = hour_number(base)
             states = {s: _State(first, array("d", [0.0]), array("d", [0.0]), [0.0, 0.0]) for s in chunk}
             self._rebuild_hours(session, states, base, top)
-            ranges = [(0.0, top, at)] + [(n, floor_hour(at - n), at - n) for n in sorted(self.lengths)]
-            for label, slo_id, _, good, total in _range_sums(session, ranges, chunk):
-                sums = [good, total]
-                if label == 0.0:
-                    states[slo_id].now = sums
-                else:
-                    states[slo_id].heads[label] = sums
+            heads = every if every is not None else _heads(_range_sums(session, ranges, chunk))
+            for slo_id, state in states.items():
+                for label, sums in heads.get(slo_id, ()):
+                    if label == 0.0:
+                        state.now = sums
+                    else:
+                        state.heads[label] = sums
             self._states.update(states)
 
     @staticmethod
@@ -299,6 +307,16 @@ def _rollups(
             good.append(float(g))
             total.append(float(t))
         yield slo_id, hours, good, total
+
+
+def _heads(
+    rows: Iterable[tuple[float, str, float, float, float]],
+) -> dict[str, list[tuple[float, list[float]]]]:
+    """:func:`_range_sums`' rows by SLO: (label, [good, total]) in the order read."""
+    out: dict[str, list[tuple[float, list[float]]]] = defaultdict(list)
+    for label, slo_id, _, good, total in rows:
+        out[slo_id].append((label, [good, total]))
+    return out
 
 
 def _dense(hours: dict[float, tuple[float, float]], boundaries: list[float]) -> Iterator[tuple[float, float]]:
