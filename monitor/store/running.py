@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, groupby, islice
 from typing import Any, Literal, cast
 
-from sqlalchemy import func, literal, select, union_all
+from sqlalchemy import CursorResult, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from monitor.store.counts import HOUR, hour_end_sql, pruned_before
@@ -358,5 +358,11 @@ def _range_sums(
         if slo_ids is not None:
             q = q.where(s.slo_id.in_(slo_ids))
         parts.append(q.group_by(s.slo_id, "hour") if label == 0.0 else q.group_by(s.slo_id))
-    rows = session.execute(union_all(*parts)).all()  # fetched at once: 11 rows per SLO a step
+    # fetched at once from the driver's cursor, plain tuples (11 rows per SLO a step: a Row each
+    # cost 3x the CPU)
+    result = cast(CursorResult[Any], session.execute(union_all(*parts)))
+    try:
+        rows = result.cursor.fetchall()
+    finally:
+        result.close()
     return [(float(a), b, float(c), float(d), float(e)) for a, b, c, d, e in rows]
