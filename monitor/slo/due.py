@@ -125,6 +125,7 @@ class _Plan:
     new: list[float]
     mark: Dirty | None
     last: float | None
+    slo_id: str
 
 
 def _plans(
@@ -133,13 +134,17 @@ def _plans(
     ids = [s.id for s in model.slos]
     marks = {d.slo_id: d for d in store.dirty(ids)}
     lasts = store.last_evaluated(ids)
+    # most SLOs were last evaluated at the same instant: their due steps are computed once
+    due: dict[float | None, list[float]] = {}
     out = []
-    for slo in model.slos:
-        last, mark = lasts.get(slo.id), marks.get(slo.id)
-        redo = redo_steps(mark, last, now, step, backfill, limit)
-        new = due_steps(last, now, step, backfill, limit)
+    for slo, slo_id in zip(model.slos, ids, strict=True):
+        last, mark = lasts.get(slo_id), marks.get(slo_id)
+        redo = redo_steps(mark, last, now, step, backfill, limit) if mark is not None else []
+        new = due.get(last)
+        if new is None:
+            new = due[last] = due_steps(last, now, step, backfill, limit)
         if redo or new or mark is not None:
-            out.append(_Plan(slo, redo, new, mark, last))
+            out.append(_Plan(slo, redo, new, mark, last, slo_id))
     return out
 
 
@@ -158,9 +163,9 @@ def evaluate_due(
     (:meth:`EvaluationStore.step_counter`); a dirty one is evaluated from the store's counts and
     its running sums are forgotten (rebuilt at its next step)."""
     plans = _plans(store, model, now, step, max_backfill, max_steps)
-    store.announce({p.slo.id: max(p.redo + p.new) for p in plans if p.redo or p.new})
+    store.announce({p.slo_id: max(p.redo + p.new) for p in plans if p.redo or p.new})
     dirty = [p for p in plans if p.mark is not None]
-    store.forget_running([p.slo.id for p in dirty])
+    store.forget_running([p.slo_id for p in dirty])
     done = _sweep(store, model, [p for p in plans if p.mark is None and p.new])
     for p in dirty:
         with store.counter() as counts:
@@ -183,9 +188,9 @@ def _sweep(store: EvaluationStore, model: Model, plans: Sequence[_Plan]) -> list
     lengths = rolling_lengths(model.slos)
     done: list[SLOEvaluation] = []
     for at in sorted({at for p in plans for at in p.new}):
-        due = [p.slo for p in plans if p.new[0] <= at <= p.new[-1]]
-        with store.step_counter(at, [s.id for s in due], lengths) as counts:
-            fresh = [evaluate_counts(slo, at, counts) for slo in due]
+        due = [p for p in plans if p.new[0] <= at <= p.new[-1]]
+        with store.step_counter(at, [p.slo_id for p in due], lengths) as counts:
+            fresh = [evaluate_counts(p.slo, at, counts) for p in due]
         store.save_evaluations(fresh)
         done.extend(fresh)
     return done

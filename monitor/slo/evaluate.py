@@ -22,7 +22,7 @@ Status of the SLO at the instant, first match wins:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -97,7 +97,7 @@ def status_of(slo: SLO, results: Iterable[WindowResult]) -> tuple[str, str | Non
         return STATUS_NO_DATA, None
     if period.budget_remaining <= 0:
         return STATUS_EXHAUSTED, None
-    alerts = burn_alerts(slo, by_name.values())
+    alerts = _fired(slo, by_name)
     if alerts:  # page conditions come first in BURN_ALERTS
         return STATUS_BURNING, alerts[0].severity
     return STATUS_OK, None
@@ -112,7 +112,11 @@ def _conditions(slo: SLO) -> tuple[tuple[BurnAlert, float, int], ...]:
 
 def burn_alerts(slo: SLO, results: Iterable[WindowResult]) -> list[BurnAlert]:
     """The multi-window burn-rate conditions (SRE Workbook) that ``results`` satisfy, pages first."""
-    by_name = {r.window: r for r in results}
+    return _fired(slo, {r.window: r for r in results})
+
+
+def _fired(slo: SLO, by_name: Mapping[str, WindowResult]) -> list[BurnAlert]:
+    """:func:`burn_alerts` of results by window name."""
     fired = []
     for alert, threshold, guard in _conditions(slo):
         long_w, short_w = by_name.get(alert.long_window), by_name.get(alert.short_window)
@@ -136,7 +140,7 @@ def evaluate_counts(slo: SLO, at: float, counts: Counter) -> SLOEvaluation:
     results = tuple(_result(budget, w, *counts(slo_id, w.start, w.end)) for w in windows_at(slo, at))
     status, severity = status_of(slo, results)
     return SLOEvaluation(
-        slo.id, slo.request_class, slo.name, slo.sli, slo.objective, at, results, status, severity
+        slo_id, slo.request_class, slo.name, slo.sli, slo.objective, at, results, status, severity
     )
 
 
