@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import median
 
-from monitor.bottleneck.evidence import GAUGES, GPUS, SERVER, Evidence
+from monitor.bottleneck.evidence import GAUGES, GPUS, PROBES, SERVER, Evidence
+from monitor.bottleneck.gpu import GpuWindow, gpu_window
+from monitor.bottleneck.pool import FULL, above, episodes, merge, queued_spans
 from monitor.bottleneck.stages import StageTail
 
 FLOOR_SHARE = 0.25
@@ -44,6 +47,11 @@ SHED_CODES = ("429", "503")
 ERROR_CODES = ("5xx", "500", "502", "504")
 QUEUE_GROWING = 1.0
 QUEUE_LEVEL = 2.0
+#: Requests waited above the floor in this many separate bursts over the tail window: the queue
+#: recurs with the load, and it is a cause between its bursts too (the tail it owns is the window's).
+RECURRING = 2
+#: Moments of waiting closer than this are one burst.
+BURST_GAP = 60.0
 KV_FULL = 0.80
 KV_PREEMPTING = 0.70
 PREEMPTIONS = 3.0
@@ -127,6 +135,12 @@ def _retries(e: Evidence) -> Cause | None:
         return _named(c, "retry_storm")
     if e.runs and e.retried / e.runs >= RETRY_STORM:
         return Cause("retry_storm", "retry", 0.0, "probes", f"{e.retried} of {e.runs} probe runs retried")
+    if e.retried and _shedding(e) is not None:
+        # the server refuses work now and what it refused comes back: a retry policy (the client's
+        # or a gateway's) is fixed behaviour, so a retried run beside sustained refusals shows it
+        why = (f"{e.retried} probe run(s) retried in {e.window / 60:g} min while the server refuses "
+               "requests: refused requests come back as retries")  # fmt: skip
+        return Cause("retry_storm", "retry", 0.0, "probes", why)
     failed, answers = e.pool.answered(*ERROR_CODES)
     if failed >= HTTP_MIN and failed >= HTTP_SHARE * answers:
         why = (f"the server answered 5xx to {failed:g} of {answers:g} requests ({failed / answers:.0%}): "
@@ -203,7 +217,53 @@ def _queue(e: Evidence) -> Cause | None:
     g, now = e.pool.waiting_growth, e.pool.waiting_now
     if g is not None and now is not None and g >= QUEUE_GROWING and now >= QUEUE_LEVEL:
         return Cause("", "queue", 0.0, GAUGES, f"queue growing {g:+.1f}, {now:.0f} waiting now")
-    return None
+    return _recurring(e, limit)
+
+
+def _recurring(e: Evidence, limit: float) -> Cause | None:
+    """Requests waited above the floor in :data:`RECURRING` separate bursts over the tail window
+    (the server's scrape intervals and the probes' and real traffic's own queue times, bursts
+    apart by :data:`BURST_GAP` or more), with enough requests behind it (the server's queue P95
+    over the tail window certainly above the floor, or :data:`BEHIND` requests): load that comes in
+    bursts near capacity queues at each one, and a verdict that followed each burst in and out
+    would say two things in turn and never hold for the alert. The tail it owns is the window's
+    (the probes' shares say so too)."""
+    start = e.end - e.window
+    tail = merge([p for p in e.intervals if start < p.end <= e.end], "queue")
+    backed = tail is not None and above(tail, limit)  # the server's queue P95 over the tail window
+    queued = queued_spans(e.intervals, start, e.end, limit, math.inf) if backed else []
+    spans = [(lo, hi) for lo, hi, _ in queued]
+    client = [(at, v) for t in (e.probe_ttft, e.traffic_ttft) for at, v in t.values.get("queue", ())
+              if v >= limit and at > start]  # fmt: skip
+    needed = max(BEHIND, math.ceil(BEHIND_SHARE * max(e.probe_ttft.requests, e.traffic_ttft.requests)))
+    if not spans and len(client) < needed:
+        return None
+    moments = sorted([*spans, *((at, at + v) for at, v in client)])
+    bursts = episodes([(lo, hi + BURST_GAP) for lo, hi in moments])
+    if bursts < RECURRING:
+        return None
+    server = [] if tail is None or not spans else [tail.quantile(0.95) or 0.0]
+    seconds = max([*server, *(v for _, v in client)], default=0.0)
+    why = (f"requests waited above {limit:.2f} s in {bursts} bursts over {e.window / 60:g} min "
+           f"({len(spans)} server scrape intervals, {len(client)} probe or traffic requests): "
+           "the queue comes back with the load")  # fmt: skip
+    return Cause("", "queue", seconds, SERVER if spans else PROBES, why)
+
+
+def _while_queued(e: Evidence) -> tuple[GpuWindow, bool] | None:
+    """The GPUs at the moments requests waited (the scrape intervals with a queue, over the tail
+    window), and whether the batch was full then (its median over them at :data:`~monitor.
+    bottleneck.pool.FULL` of its peak or more); None without a GPU sample in them."""
+    spans = queued_spans(e.intervals, e.end - e.window, e.end, floor(e, "ttft"), QUEUE_LEVEL)
+    points = [g for g in e.gpu_points if any(lo < g.time <= hi for lo, hi, _ in spans)]
+    if not points:
+        return None
+    running: dict[str, list[float]] = {}
+    for _, _, p in spans:
+        running.setdefault(p.endpoint, []).append(p.running or 0.0)
+    peak = e.pool.running_peak
+    full = bool(peak) and sum(median(r) for r in running.values()) >= FULL * (peak or 0.0)
+    return gpu_window(points, -math.inf, e.end, live=False), full
 
 
 #: What helps a pool whose memory interface, not its SMs, is at its limit (the gpu_bound remedy's
@@ -229,12 +289,23 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
     if e.gpu.saturated and (e.gpu.fine or full is not False):
         return Cause("gpu_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
     if e.gpu.saturated:  # kernels run all the time, but the batch has free slots
+        then = _while_queued(e)
+        if then is not None and then[1]:  # ... now; it was full while requests waited (a burst)
+            why = f"{q.why}; {gpu}, with the batch full while requests waited: the load comes in bursts"
+            return Cause("gpu_bound", q.stage, q.seconds, q.source, why)
         slots = f"the batch runs {e.pool.running_now:.0f} of its peak {e.pool.running_peak:.0f}"
         why = f"{q.why}; {gpu}, but {slots}: requests wait with slots free"
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, why)
     # the KV cache near full now or over the window: requests may wait for blocks, not the
     # scheduler (a larger batch would preempt)
     filling = any(v is not None and v >= KV_FULL for v in (e.pool.kv_now, e.pool.kv_usage))
+    # the GPUs at the moments requests waited: load in bursts saturates them at each burst and
+    # leaves them idle between, so the state window alone would read busy, changing and room in turn
+    then = None if filling or e.gpu.stale else _while_queued(e)
+    if then is not None and then[0].saturated and (then[0].fine or then[1]):
+        why = (f"while requests waited: {then[0].describe()} [{GPUS}]; now {e.pool.waiting_now or 0:.0f} "
+               "waiting: the load comes in bursts beyond capacity")  # fmt: skip
+        return _named(q, "gpu_bound", why) or q
     # a stalled scheduler leaves requests waiting *now* beside the room, or the GPUs idle over the
     # whole window the queue was seen in; a queue that has drained while the GPUs were busy at
     # times in that window came with load (a burst), not the scheduler's

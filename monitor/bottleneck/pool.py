@@ -8,6 +8,7 @@ pool's; a pool serving several classes says so in the evidence.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -35,7 +36,50 @@ def queue_growth(waiting: Sequence[tuple[float, float]]) -> float | None:
     return sum(ordered[-half:]) / half - sum(ordered[:half]) / half
 
 
-def _merge(points: Sequence[PoolPoint], name: str) -> Histogram | None:
+def above(h: Histogram, floor: float) -> bool:
+    """Whether ``h``'s P95 is certainly above ``floor``: more than 5 % of its observations lie in
+    buckets whose lower edge is at or above the first edge at or above ``floor``. An interpolated
+    P95 is not enough: vLLM's queue-time buckets start at 0.3 s, so a queue of a few milliseconds
+    interpolates to a P95 of 0.28 s."""
+    if h.count <= 0:
+        return False
+    k = next((i for i, e in enumerate(h.edges) if e >= floor), None)
+    if k is None or math.isinf(h.edges[k]):
+        return False
+    return (h.count - h.counts[k]) > 0.05 * h.count
+
+
+def queued_spans(
+    points: Sequence[PoolPoint], start: float, end: float, floor: float, level: float
+) -> list[tuple[float, float, PoolPoint]]:
+    """The scrape intervals ending in (start, end] in which requests waited — ``level`` or more
+    waiting at its end, or its queue time certainly above ``floor`` (:func:`above`) — each as
+    (its start, its end, the interval). An interval starts where its endpoint's previous one ended
+    (the first: one median gap earlier)."""
+    out = []
+    for rows in _per_endpoint(points).values():
+        gaps = sorted(b.end - a.end for a, b in itertools.pairwise(rows))
+        gap = gaps[len(gaps) // 2] if gaps else 15.0
+        for k, p in enumerate(rows):
+            if not start < p.end <= end:
+                continue
+            h = p.histograms.get("queue")
+            if (p.waiting or 0.0) >= level or (h is not None and above(h, floor)):
+                out.append((rows[k - 1].end if k else p.end - gap, p.end, p))
+    return sorted(out, key=lambda s: s[0])
+
+
+def episodes(spans: Sequence[tuple[float, float]]) -> int:
+    """How many separate runs of overlapping or adjacent ``(start, end)`` spans (sorted) make."""
+    count, reach = 0, -math.inf
+    for lo, hi in spans:
+        if lo > reach + 1e-6:
+            count += 1
+        reach = max(reach, hi)
+    return count
+
+
+def merge(points: Sequence[PoolPoint], name: str) -> Histogram | None:
     merged: Histogram | None = None
     for p in points:
         h = p.histograms.get(name)
@@ -88,17 +132,9 @@ class PoolWindow:
     prompt_tokens_before: float | None
 
     def p95_above(self, stage: str, floor: float) -> bool:
-        """Whether the stage's P95 is certainly above ``floor``: more than 5 % of the window's
-        observations lie in buckets whose lower edge is at or above the first edge at or above
-        ``floor``. An interpolated P95 is not enough: vLLM's queue-time buckets start at 0.3 s, so
-        a queue of a few milliseconds interpolates to a P95 of 0.28 s."""
+        """Whether the stage's P95 is certainly above ``floor`` (:func:`above`)."""
         h = self.merged.get(stage)
-        if h is None or h.count <= 0:
-            return False
-        k = next((i for i, e in enumerate(h.edges) if e >= floor), None)
-        if k is None or math.isinf(h.edges[k]):
-            return False
-        return (h.count - h.counts[k]) > 0.05 * h.count
+        return h is not None and above(h, floor)
 
     @property
     def batch_full(self) -> bool | None:
@@ -130,7 +166,7 @@ def _hit_rate(points: Sequence[PoolPoint]) -> float | None:
 
 
 def _prompt_mean(points: Sequence[PoolPoint]) -> float | None:
-    h = _merge(points, "prompt_tokens")
+    h = merge(points, "prompt_tokens")
     return None if h is None else h.mean
 
 
@@ -186,7 +222,7 @@ def pool_window(
     """The intervals ending in (start, end] (and in the window before, for baselines)."""
     now = [p for p in points if start < p.end <= end]
     before = [p for p in points if start - (end - start) < p.end <= start]
-    merged = {s: h for s in SERVER_STAGES if (h := _merge(now, s)) is not None}
+    merged = {s: h for s in SERVER_STAGES if (h := merge(now, s)) is not None}
     stages = {s: q for s, h in merged.items() if (q := h.quantile(0.95)) is not None}
     seen = merged.get("ttft") or merged.get("e2e")
     growth, level = _queue(now, start, end)

@@ -164,8 +164,8 @@ def verdicts(
             probes=tuple(s for s in samples if s.request_class == rc.name),
             traffic=tuple(s for s in requests if s.request_class == rc.name),
             runs=tuple(runs.get(rc.name, ())),
-            pool=tuple(_pool(session, names, end - 2 * recent, end)) if names else (),
-            gpus=tuple(_gpus(session, names, end - recent, end)) if names else (),
+            pool=tuple(_pool(session, names, end - max(window, 2 * recent), end)) if names else (),
+            gpus=tuple(_gpus(session, names, end - max(window, recent), end)) if names else (),
             running_peak=_running_peak(session, names, end - max(PEAK_WINDOW, recent), end)
             if names
             else None,

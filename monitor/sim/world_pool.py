@@ -63,6 +63,8 @@ class World:
     tools: bool = False
     probe_every: float = 30.0
     probe_timeout: float = 120.0
+    #: the GPU exporter is scraped every this many seconds (a multiple of the 15 s scrape)
+    gpu_every: float = 15.0
     #: the GPU exporter answers no scrape in [from, to) (the monitor's own fault)
     gpu_down: tuple[float, float] | None = None
     #: open-loop rate over the hour: rising linearly from ``before.rate`` to this (a diurnal ramp)

@@ -64,6 +64,16 @@ WORLDS: tuple[World, ...] = (
     # bursts to 90 % of capacity: a queue at times (capacity), none between; never the scheduler
     World("bursty-arrivals", ("queue_bound", "gpu_bound", "none"), BASE, BASE, burst=(120.0, 1.5)),
     World("bursty-overload", ("gpu_bound", "queue_bound"), BASE, BASE, burst=(120.0, 1.8)),
+    # the same bursts read through dcgm-exporter's default set, a GPU exporter scraped every
+    # minute (no GPU sample between most of a burst's scrapes), and no GPU exporter at all
+    World("bursty-default-dcgm", ("queue_bound", "gpu_bound", "none"), BASE, BASE, burst=(120.0, 1.5),
+          counters="default"),
+    World("bursty-gpu-every-minute", ("queue_bound", "gpu_bound", "none"), BASE, BASE,
+          burst=(120.0, 1.5), gpu_every=60.0),
+    World("bursty-no-gpu-exporter", ("queue_bound", "none"), BASE, BASE, burst=(120.0, 1.5),
+          counters="none"),
+    World("bursty-overload-no-gpu-exporter", ("queue_bound",), BASE, BASE, burst=(120.0, 1.8),
+          counters="none"),
     World("healthy-util-only", ("none",), BASE, counters="util"),
     World("healthy-power-only", ("none",), BASE, counters="power"),
     World("gpu-saturated-util-only", ("gpu_bound",), BASE, SATURATED, counters="util"),

@@ -171,6 +171,8 @@ def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
     w = held.world
     if w.counters == "none" or (w.gpu_down is not None and w.gpu_down[0] <= t < w.gpu_down[1]):
         return
+    if round(t / SCRAPE) % max(1, round(w.gpu_every / SCRAPE)):
+        return
     level = pool.activity(t)
     for g in range(w.gpus):
         value = 0.98 if w.hot_gpu and g == 3 and t >= w.onset else level
@@ -227,8 +229,8 @@ def inputs_at(held: Held, end: float, window: float = 900.0, recent: float = 300
         tools=w.tools,
         probes=known,
         runs=between(held.runs, "at", end - window),
-        pool=between(held.pool, "end", end - 2 * recent),
-        gpus=between(held.gpus, "time", end - recent),
+        pool=between(held.pool, "end", end - max(window, 2 * recent)),
+        gpus=between(held.gpus, "time", end - max(window, recent)),
         gpu_configured=w.counters != "none",
         running_peak=max(
             (p.running or 0.0 for p in between(held.pool, "end", end - PEAK_WINDOW)), default=None
