@@ -63,6 +63,16 @@ class World:
     tools: bool = False
     probe_every: float = 30.0
     probe_timeout: float = 120.0
+    #: what the pool's /metrics page holds (docs/bottleneck.md "Scenarios"): "vllm"; "sglang"
+    #: (0.5, --enable-metrics: queue-time and prefill-forward histograms with SGLang's buckets, no
+    #: decode histogram, retractions, exact HTTP codes, no admission counter); "sglang-0.4" (TTFT
+    #: and e2e histograms and the running/queue/token-usage gauges only)
+    server: str = "vllm"
+    #: probes carry the server's view (vLLM's per-request metrics or a trace); False: client
+    #: timings only (SGLang without tracing)
+    probe_view: bool = True
+    #: share of real requests whose server spans reach the monitor (OTLP tracing; 0: none)
+    spans: float = 0.0
     #: the GPU exporter is scraped every this many seconds (a multiple of the 15 s scrape)
     gpu_every: float = 15.0
     #: the GPU exporter answers no scrape in [from, to) (the monitor's own fault)

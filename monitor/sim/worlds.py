@@ -28,7 +28,7 @@ import random
 from dataclasses import dataclass, field
 
 from monitor.bottleneck.inputs import PEAK_WINDOW, GpuPoint, Inputs, PoolPoint, ProbeRun
-from monitor.bottleneck.tail import SOURCE_METRICS, Sample
+from monitor.bottleneck.tail import SOURCE_METRICS, SOURCE_SPANS, Sample
 from monitor.scrape.signals import Histogram
 from monitor.sim.world_pool import Load, Pool, Req, World, poisson
 from monitor.vllm_buckets import REQUEST_LATENCY, TIME_TO_FIRST_TOKEN, request_tokens
@@ -48,6 +48,7 @@ class Held:
     gpus: list[GpuPoint] = field(default_factory=list)
     probes: list[Sample] = field(default_factory=list)
     runs: list[ProbeRun] = field(default_factory=list)
+    traffic: list[Sample] = field(default_factory=list)  # real requests whose spans were exported
 
 
 class _Hist:
@@ -68,6 +69,62 @@ class _Hist:
         return Histogram(self.edges, tuple(cumulative), self.sum, run)
 
 
+#: SGLang 0.5.23's bucket edges (/work/shared/fixtures/generated/sglang-0.5.23.metrics.txt)
+SGLANG_QUEUE = (
+    0.0,
+    0.001,
+    0.005,
+    0.01,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1.0,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    100.0,
+    200.0,
+    500.0,
+    1000.0,
+)
+SGLANG_LATENCY = (
+    0.1,
+    0.2,
+    0.4,
+    0.6,
+    0.8,
+    1.0,
+    2.0,
+    4.0,
+    6.0,
+    8.0,
+    10.0,
+    20.0,
+    40.0,
+    60.0,
+    80.0,
+    100.0,
+    200.0,
+    400.0,
+    600.0,
+    1200.0,
+)
+SGLANG_STAGE = tuple(round(0.001 * 1.62**k, 6) for k in range(30))
+#: the stage histograms each server's page has (canonical names, monitor.scrape.names)
+_SURFACE = {
+    "vllm": ("queue", "prefill", "decode", "e2e", "ttft", "prompt_tokens"),
+    "sglang": ("queue", "prefill", "e2e", "ttft", "prompt_tokens"),
+    "sglang-0.4": ("e2e", "ttft"),
+}
 _EDGES = {"queue": REQUEST_LATENCY, "prefill": REQUEST_LATENCY, "decode": REQUEST_LATENCY,
           "e2e": REQUEST_LATENCY, "ttft": TIME_TO_FIRST_TOKEN, "prompt_tokens": PROMPT_EDGES}  # fmt: skip
 
@@ -96,10 +153,18 @@ def _device(
             "memory_active": dram, "util": busy}  # fmt: skip
 
 
+def _edges(server: str) -> dict[str, tuple[float, ...]]:
+    if server == "vllm":
+        return _EDGES
+    sglang = {"queue": SGLANG_QUEUE, "prefill": SGLANG_STAGE, "ttft": SGLANG_LATENCY, "e2e": SGLANG_LATENCY}
+    return {**_EDGES, **sglang}
+
+
 def simulate(w: World) -> Held:
     """Run ``w`` for its duration (module docstring)."""
     pool, held = Pool(w), Held(w)
-    hist = {k: _Hist(e) for k, e in _EDGES.items()}
+    edges = _edges(w.server)
+    hist = {k: _Hist(e) for k, e in edges.items()}
     probes: list[Req] = []
     reported: set[int] = set()
     next_probe, next_scrape, clients_t = w.probe_every / 2, SCRAPE, 0.0
@@ -124,14 +189,25 @@ def simulate(w: World) -> Held:
         for r in pool.done[len(reported) :]:
             reported.add(id(r))
             _observe(hist, r)
+            if not r.probe and w.spans and pool.rng.random() < w.spans:
+                held.traffic.append(_span_sample(r))
         if t >= next_scrape:
             next_scrape += SCRAPE
             held.pool.append(_interval(pool, hist, t))
-            hist = {k: _Hist(e) for k, e in _EDGES.items()}
+            hist = {k: _Hist(e) for k, e in edges.items()}
             _gpu_samples(held, pool, t)
         clients_t = t
     _probe_results(held, probes, clients_t)
     return held
+
+
+def _span_sample(r: Req) -> Sample:
+    """A real request as vLLM's spans give it (no gateway: TTFT and e2e are the server's)."""
+    assert r.admitted is not None
+    queue = r.admitted - r.arrive
+    parts = {"tokenization": r.tokenize, "queue": queue, "prefill": r.prefill, "decode": r.decode}
+    ttft = r.tokenize + queue + r.prefill
+    return Sample("chat", r.arrive - r.tokenize, parts, SOURCE_SPANS, ttft, ttft + r.decode)
 
 
 def _observe(hist: dict[str, _Hist], r: Req) -> None:
@@ -147,7 +223,7 @@ def _observe(hist: dict[str, _Hist], r: Req) -> None:
 
 def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
     ld = pool.load(t)
-    histograms = {k: h.histogram() for k, h in hist.items()}
+    histograms = {k: h.histogram() for k, h in hist.items() if k in _SURFACE[pool.w.server]}
     requests = histograms["e2e"].count
     point = PoolPoint(
         endpoint="pool",
@@ -156,15 +232,24 @@ def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
         waiting=float(len(pool.queue)),
         running=float(len(pool.running)),
         kv_usage=min(1.0, pool.kv_used(t) / ld.kv_tokens),
-        preemptions=pool.preemptions,
-        admission_rejections=pool.rejections,
-        http_status=dict(pool.http),
+        preemptions=None if pool.w.server == "sglang-0.4" else pool.preemptions,
+        admission_rejections=pool.rejections if pool.w.server == "vllm" else None,
+        http_status=_http(pool),
         prefix_hit_rate=ld.prefix_hit,
         histograms=histograms,
     )
     pool.preemptions = pool.rejections = 0.0
     pool.http = {}
     return point
+
+
+def _http(pool: Pool) -> dict[str, float]:
+    """The API server's answers: vLLM groups them by class, SGLang (0.5) counts exact codes."""
+    if pool.w.server == "vllm":
+        return dict(pool.http)
+    if pool.w.server == "sglang":
+        return {{"2xx": "200", "4xx": "429", "5xx": "500"}[k]: v for k, v in pool.http.items()}
+    return {}
 
 
 def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
@@ -204,7 +289,9 @@ def _probe_results(held: Held, probes: list[Req], end: float) -> None:
         }
         if w.tools:  # the server's turnaround after each tool result; the tools' own time is in e2e
             parts["tool_turnaround"] = 0.05 * 3
-        held.probes.append(Sample("chat", start, parts, SOURCE_METRICS, ttft, e2e))
+        if not w.probe_view:  # the client's timings only: no server view of the stages
+            parts = {"retry": r.retry}
+        held.probes.append(Sample("chat", start, parts, SOURCE_METRICS if w.probe_view else None, ttft, e2e))
         held.runs.append(ProbeRun(start + e2e, retried=r.retry > 0))
     held.probes.sort(key=lambda s: s.at)
     held.runs.sort(key=lambda r: r.at)
@@ -228,6 +315,7 @@ def inputs_at(held: Held, end: float, window: float = 900.0, recent: float = 300
         objectives=w.objectives,
         tools=w.tools,
         probes=known,
+        traffic=tuple(s for s in between(held.traffic, "at", end - recent) if s.at + (s.e2e or 0.0) <= end),
         runs=between(held.runs, "at", end - window),
         pool=between(held.pool, "end", end - max(window, 2 * recent)),
         gpus=between(held.gpus, "time", end - max(window, recent)),
