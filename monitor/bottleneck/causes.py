@@ -261,8 +261,13 @@ def _while_queued(e: Evidence) -> tuple[GpuWindow, bool] | None:
     running: dict[str, list[float]] = {}
     for _, _, p in spans:
         running.setdefault(p.endpoint, []).append(p.running or 0.0)
-    peak = e.pool.running_peak
-    full = bool(peak) and sum(median(r) for r in running.values()) >= FULL * (peak or 0.0)
+    # each endpoint where requests waited, against its own ceiling
+    ceilings = {ep: b[1] for ep, b in e.pool.batches.items()}
+    full = (
+        bool(running)
+        and all(median(r) >= FULL * ceilings[ep] for ep, r in running.items() if ceilings.get(ep))
+        and any(ceilings.get(ep) for ep in running)
+    )
     return gpu_window(points, -math.inf, e.end, live=False), full
 
 

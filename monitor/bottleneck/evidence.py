@@ -183,7 +183,9 @@ def gather(i: Inputs) -> Evidence:
         probe_e2e=stage_tail(probes, "e2e", PROBES),
         traffic_ttft=stage_tail(traffic, "ttft", TRAFFIC),
         traffic_e2e=stage_tail(traffic, "e2e", TRAFFIC),
-        pool=pool_window(i.pool, i.recent_start, i.end, i.running_peak, min(i.recent, i.state)),
+        pool=pool_window(
+            i.pool, i.recent_start, i.end, i.running_peak, min(i.recent, i.state), i.running_peaks
+        ),
         gpu=gpu_window(i.gpus, i.end - min(i.recent, i.state), i.end, live=i.state <= GPU_WINDOW),
         gpu_configured=i.gpu_configured,
         gpu_recent=gpu_window(i.gpus, i.recent_start, i.end, live=False),

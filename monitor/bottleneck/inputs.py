@@ -117,6 +117,8 @@ class Inputs:
     #: the most requests its endpoints ran at once over the last PEAK_WINDOW (summed): the batch's
     #: ceiling as observed (None: read from ``pool`` alone)
     running_peak: float | None = None
+    #: the same per endpoint (the batch that is full or short is one endpoint's)
+    running_peaks: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def recent_start(self) -> float:

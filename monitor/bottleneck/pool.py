@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 
@@ -119,6 +119,7 @@ class PoolWindow:
     waiting_now: float | None  # mean waiting over the last quarter of the window, summed
     running_now: float | None  # running at the latest scrape, summed
     running_peak: float | None  # the most running at once over both windows, summed per endpoint
+    batches: dict[str, tuple[float, float, float]]  # per endpoint: running now, its ceiling, waiting
     rejections: float | None  # admission rejections (None: the server has no such counter)
     http: dict[str, float]  # the API server's answers by status over the window (summed)
     preemptions: float | None
@@ -143,7 +144,11 @@ class PoolWindow:
         batch has free slots is the scheduler's, whatever a coarse GPU counter says."""
         if self.running_now is None or not self.running_peak:
             return None
-        return self.running_now >= FULL * self.running_peak
+        if len(self.batches) < 2:
+            return self.running_now >= FULL * self.running_peak
+        # several endpoints: the batches of those where requests wait (else all of them)
+        queued = [b for b in self.batches.values() if b[2] >= 1] or list(self.batches.values())
+        return all(now >= FULL * ceiling for now, ceiling, _ in queued if ceiling > 0)
 
     def answered(self, *statuses: str) -> tuple[float, float]:
         """How many answers had one of ``statuses`` (a code "503" counts under "5xx" too when the
@@ -200,16 +205,24 @@ def _queue(now: Sequence[PoolPoint], start: float, end: float) -> tuple[float | 
     return (sum(growth) if growth else None), (sum(level) if level else None)
 
 
-def _running(points: Sequence[PoolPoint], start: float, end: float) -> tuple[float | None, float | None]:
-    now, peak = [], []
-    for rows in _per_endpoint(points).values():
+def batches(
+    points: Sequence[PoolPoint], start: float, end: float, peaks: Mapping[str, float]
+) -> dict[str, tuple[float, float, float]]:
+    """Each endpoint's batch: (running at its latest scrape in (start, end], its ceiling — the most
+    it ran over ``points`` or ``peaks`` —, requests waiting over the window's last quarter)."""
+    out = {}
+    last_quarter = end - (end - start) / 4
+    for endpoint, rows in _per_endpoint(points).items():
         running = [(p.end, p.running) for p in rows if p.running is not None]
-        if running:
-            peak.append(max(r for _, r in running))
         inside = [r for t, r in running if start < t <= end]
-        if inside:
-            now.append(inside[-1])  # the batch at the latest scrape: a filling batch is not short
-    return (sum(now) if now else None), (sum(peak) if peak else None)
+        if not inside:
+            continue
+        ceiling = max([r for _, r in running] + [peaks.get(endpoint, 0.0)])
+        waiting = _late(
+            [(p.end, p.waiting) for p in rows if p.waiting is not None and p.end <= end], last_quarter
+        )
+        out[endpoint] = (inside[-1], ceiling, waiting or 0.0)  # a filling batch is not short
+    return out
 
 
 def pool_window(
@@ -218,6 +231,7 @@ def pool_window(
     end: float,
     peak: float | None = None,
     state: float | None = None,
+    peaks: Mapping[str, float] | None = None,
 ) -> PoolWindow:
     """The intervals ending in (start, end] (and in the window before, for baselines)."""
     now = [p for p in points if start < p.end <= end]
@@ -226,7 +240,9 @@ def pool_window(
     stages = {s: q for s, h in merged.items() if (q := h.quantile(0.95)) is not None}
     seen = merged.get("ttft") or merged.get("e2e")
     growth, level = _queue(now, start, end)
-    running_now, running_peak = _running(points, start, end)
+    batch = batches(points, start, end, peaks or {})
+    running_now = sum(b[0] for b in batch.values()) if batch else None
+    running_peak = sum(b[1] for b in batch.values()) if batch else None
     if peak is not None:
         running_peak = max(peak, running_peak or 0.0)
     # the KV cache's state now: over the last ``state`` seconds (the GPUs' window), not the whole window
@@ -242,6 +258,7 @@ def pool_window(
         waiting_now=level,
         running_now=running_now,
         running_peak=running_peak,
+        batches=batch,
         rejections=_sum([p.admission_rejections for p in now]),
         http=_statuses(now),
         preemptions=_sum([p.preemptions for p in now]),

@@ -21,6 +21,7 @@ KV_TIGHT = Load(rate=3.0, kv_tokens=60_000.0)
 #: interface at 95 %, the SMs at half
 MEMORY_BOUND = Load(rate=7.0, slowdown=2.0, memory_bound=True)
 
+TWO = Load(rate=6.0)
 SGLANG: dict[str, Any] = {"server": "sglang", "probe_view": False}
 SGLANG_04: dict[str, Any] = {"server": "sglang-0.4", "probe_view": False}
 FEW_PROBES: dict[str, Any] = {"spans": 0.05, "probe_every": 300.0}
@@ -113,6 +114,24 @@ WORLDS: tuple[World, ...] = (
     World("spans-probes-time-out-long-prompts", ("prefill_bound",),
           Load(rate=0.5, prompt=20_000.0, kv_tokens=4e6),
           Load(rate=0.5, prompt=80_000.0, prefix_hit=0.3, kv_tokens=4e6), spans=0.2, probe_timeout=3.0),
+    # two endpoints behind the class (3 requests/s each), the fault on one of them: the merged
+    # histograms and the hottest GPU of both name it
+    World("two-endpoints-healthy", ("none",), TWO, endpoints=2),
+    World("one-endpoint-of-two-saturated", ("gpu_bound",), TWO, Load(rate=6.0, slowdown=2.0),
+          endpoints=2, faulty=1),
+    World("one-endpoint-of-two-saturated-default-dcgm", ("gpu_bound",), TWO,
+          Load(rate=6.0, slowdown=2.0), endpoints=2, faulty=1, counters="default"),
+    World("one-endpoint-of-two-stalled", ("scheduler_bound",), TWO, Load(rate=6.0, admit_per_second=1.0),
+          endpoints=2, faulty=1),
+    World("one-endpoint-of-two-kv-pressure", ("cache_bound",), TWO, Load(rate=6.0, kv_tokens=60_000.0),
+          endpoints=2, faulty=1),
+    # a KV gauge that reads 95 % at all times (a prefix cache's blocks counted as used): no cache
+    # verdict without pressure, and saturation with a full batch is still the GPUs'
+    World("healthy-kv-reads-full", ("none",), Load(rate=3.0, kv_reported=0.95)),
+    World("gpu-saturated-kv-reads-full", ("gpu_bound", "queue_bound"), Load(rate=3.0, kv_reported=0.95),
+          Load(rate=7.0, slowdown=2.0, kv_reported=0.95)),
+    # a stalled scheduler seen through GPU_UTIL alone (any kernel: 100 % with a tiny batch)
+    World("scheduler-stall-util-only", ("scheduler_bound", "queue_bound"), BASE, STALL, counters="util"),
     # KV usage peaking at 99 % (median 65 %), no preemption: no cache verdict
     World("healthy-kv-peaks-full", ("none",), Load(rate=3.0, kv_tokens=130_000.0)),
     # KV at a median of 96 %, 4 preemptions an hour, requests wait for blocks: the cache (or "not

@@ -162,43 +162,51 @@ def _edges(server: str) -> dict[str, tuple[float, ...]]:
 
 def simulate(w: World) -> Held:
     """Run ``w`` for its duration (module docstring)."""
-    pool, held = Pool(w), Held(w)
+    pools, held = [Pool(w, k) for k in range(w.endpoints)], Held(w)
     edges = _edges(w.server)
-    hist = {k: _Hist(e) for k, e in edges.items()}
+    hists = [{k: _Hist(e) for k, e in edges.items()} for _ in pools]
     probes: list[Req] = []
-    reported: set[int] = set()
-    next_probe, next_scrape, clients_t = w.probe_every / 2, SCRAPE, 0.0
+    reported = [0 for _ in pools]
+    next_probe, next_scrape, clients_t, probe_no = w.probe_every / 2, SCRAPE, 0.0, 0
     for second in range(int(w.duration)):
         t = float(second)
-        ld = pool.load(t)
-        if ld.clients is not None:
-            need = ld.clients - len(pool.queue) - len(pool.running)
-            arrivals = max(0, need)
-        else:
-            arrivals = poisson(pool.rng, ld.rate)
-        for _ in range(arrivals):
-            pool.arrive(pool.new(t + pool.rng.random()), t)
+        for pool in pools:
+            _arrivals(pool, t, len(pools))
         if t >= next_probe:
             next_probe += w.probe_every
+            pool, probe_no = pools[probe_no % len(pools)], probe_no + 1
             r = pool.new(t, probe=True)
             if pool.arrive(r, t):
                 probes.append(r)
             else:
                 held.runs.append(ProbeRun(t + r.front, retried=False, shed=True))
-        pool.step(t)
-        for r in pool.done[len(reported) :]:
-            reported.add(id(r))
-            _observe(hist, r)
-            if not r.probe and w.spans and pool.rng.random() < w.spans:
-                held.traffic.append(_span_sample(r))
+        for k, pool in enumerate(pools):
+            pool.step(t)
+            for r in pool.done[reported[k] :]:
+                _observe(hists[k], r)
+                if not r.probe and w.spans and pool.rng.random() < w.spans:
+                    held.traffic.append(_span_sample(r))
+            reported[k] = len(pool.done)
         if t >= next_scrape:
             next_scrape += SCRAPE
-            held.pool.append(_interval(pool, hist, t))
-            hist = {k: _Hist(e) for k, e in edges.items()}
-            _gpu_samples(held, pool, t)
+            for k, pool in enumerate(pools):
+                held.pool.append(_interval(pool, hists[k], t))
+                hists[k] = {name: _Hist(e) for name, e in edges.items()}
+                _gpu_samples(held, pool, t)
         clients_t = t
     _probe_results(held, probes, clients_t)
     return held
+
+
+def _arrivals(pool: Pool, t: float, share: int) -> None:
+    """This second's arrivals at one endpoint (its share of the load)."""
+    ld = pool.load(t)
+    if ld.clients is not None:
+        arrivals = max(0, ld.clients // share - len(pool.queue) - len(pool.running))
+    else:
+        arrivals = poisson(pool.rng, ld.rate / share)
+    for _ in range(arrivals):
+        pool.arrive(pool.new(t + pool.rng.random()), t)
 
 
 def _span_sample(r: Req) -> Sample:
@@ -226,12 +234,12 @@ def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
     histograms = {k: h.histogram() for k, h in hist.items() if k in _SURFACE[pool.w.server]}
     requests = histograms["e2e"].count
     point = PoolPoint(
-        endpoint="pool",
+        endpoint=pool.name,
         end=t,
         requests=requests,
         waiting=float(len(pool.queue)),
         running=float(len(pool.running)),
-        kv_usage=min(1.0, pool.kv_used(t) / ld.kv_tokens),
+        kv_usage=max(min(1.0, pool.kv_used(t) / ld.kv_tokens), ld.kv_reported or 0.0),
         preemptions=None if pool.w.server == "sglang-0.4" else pool.preemptions,
         admission_rejections=pool.rejections if pool.w.server == "vllm" else None,
         http_status=_http(pool),
@@ -259,12 +267,14 @@ def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
     if round(t / SCRAPE) % max(1, round(w.gpu_every / SCRAPE)):
         return
     level = pool.activity(t)
+    hot = w.hot_gpu and pool.faulty and t >= w.onset
     for g in range(w.gpus):
-        value = 0.98 if w.hot_gpu and g == 3 and t >= w.onset else level
-        if w.hot_gpu and g != 3 and t >= w.onset:
+        value = 0.98 if hot and g == 3 else level
+        if hot and g != 3:
             value = min(level, 0.3)
         values = _device(value, pool.memory(t, value), w.counters, bool(pool.running), pool.rng)
-        held.gpus.append(GpuPoint("pool", t, f"node-a/{g}", f"GPU-{g:04d}", values))
+        uuid = f"GPU-{pool.index}{g:03d}" if pool.index else f"GPU-{g:04d}"
+        held.gpus.append(GpuPoint(pool.name, t, f"{pool.host}/{g}", uuid, values))
 
 
 def _probe_results(held: Held, probes: list[Req], end: float) -> None:
@@ -306,6 +316,9 @@ def inputs_at(held: Held, end: float, window: float = 900.0, recent: float = 300
 
     # a probe counts once its outcome is known (the store loader's rule), not when it started
     known = tuple(s for s in between(held.probes, "at", end - window) if s.at + (s.e2e or 0.0) <= end)
+    peaks: dict[str, float] = {}
+    for p in between(held.pool, "end", end - PEAK_WINDOW):
+        peaks[p.endpoint] = max(peaks.get(p.endpoint, 0.0), p.running or 0.0)
 
     return Inputs(
         request_class="chat",
@@ -320,7 +333,6 @@ def inputs_at(held: Held, end: float, window: float = 900.0, recent: float = 300
         pool=between(held.pool, "end", end - max(window, 2 * recent)),
         gpus=between(held.gpus, "time", end - max(window, recent)),
         gpu_configured=w.counters != "none",
-        running_peak=max(
-            (p.running or 0.0 for p in between(held.pool, "end", end - PEAK_WINDOW)), default=None
-        ),
+        running_peak=sum(peaks.values()) if peaks else None,
+        running_peaks=peaks,
     )
