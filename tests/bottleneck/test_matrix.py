@@ -39,6 +39,7 @@ FAULTS = [
     "long-prompts",
     "long-outputs",
     "slow-proxy-then-fixed",
+    "one-endpoint-of-two-saturated-default-dcgm",
 ]
 #: seconds from the onset to the right verdict (both causes, for two at once)
 WITHIN: dict[str, float] = {}
@@ -96,6 +97,7 @@ def test_the_remedy_never_raises_the_batch_on_busy_gpus(judged: dict[str, Judged
         "gpu-saturated-dips",
         "one-gpu-of-eight-pinned",
         "memory-bound-amd-umc",
+        "one-endpoint-of-two-saturated-default-dcgm",
     ):
         assert "scheduler_bound" not in judged[name].counts(), name
 
