@@ -317,6 +317,11 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
     waiting = e.pool.waiting_now is not None and e.pool.waiting_now >= QUEUE_LEVEL
     h = e.gpu_recent.hottest
     never_busy = h is not None and h.busy_share == 0
+    if e.gpu.room and not filling and then is None:
+        # room read only before requests began waiting (an exporter scraped once a minute): room
+        # while they wait is not shown
+        why = f"{gpu}, but no GPU sample since requests began waiting"
+        return _named(q, "queue_bound", why) or q
     if e.gpu.room and not filling and (waiting or never_busy):
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
     if e.gpu.room and not filling:

@@ -131,6 +131,9 @@ WORLDS: tuple[World, ...] = (
     World("gpu-saturated-kv-reads-full", ("gpu_bound", "queue_bound"), Load(rate=3.0, kv_reported=0.95),
           Load(rate=7.0, slowdown=2.0, kv_reported=0.95)),
     # a stalled scheduler seen through GPU_UTIL alone (any kernel: 100 % with a tiny batch)
+    # a stall read through a GPU exporter scraped once a minute: room before the queue is not room
+    # while requests wait (queue-bound until a sample shows it)
+    World("scheduler-stall-gpu-every-minute", ("scheduler_bound",), BASE, STALL, gpu_every=60.0),
     World("scheduler-stall-util-only", ("scheduler_bound", "queue_bound"), BASE, STALL, counters="util"),
     # KV usage peaking at 99 % (median 65 %), no preemption: no cache verdict
     World("healthy-kv-peaks-full", ("none",), Load(rate=3.0, kv_tokens=130_000.0)),

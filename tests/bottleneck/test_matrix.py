@@ -14,6 +14,8 @@ default counters ``unknown``/``queue_bound``, one pinned GPU of eight and the fl
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from monitor.sim.verdict_matrix import Judged, judge
@@ -46,12 +48,15 @@ WITHIN: dict[str, float] = {}
 #: bursts near capacity read through profiling counters, dcgm-exporter's default set and a GPU
 #: exporter scraped once a minute: capacity while the bursts queue, none once a lone burst is
 #: 5 minutes gone
-BURSTS = ["bursty-arrivals", "bursty-default-dcgm", "bursty-gpu-every-minute"]
+#: (the last: another seed, whose first burst queues between two of the minute's GPU samples)
+BURSTS = [("bursty-arrivals", 1), ("bursty-default-dcgm", 1), ("bursty-gpu-every-minute", 1),
+          ("bursty-gpu-every-minute", 4)]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def judged() -> dict[str, Judged]:
-    return {name: judge(BY_NAME[name]) for name in [*CONTROLS, *FAULTS, *BURSTS]}
+    out = {name: judge(BY_NAME[name]) for name in [*CONTROLS, *FAULTS]}
+    return out | {f"{n}/{seed}": judge(replace(BY_NAME[n], seed=seed)) for n, seed in BURSTS}
 
 
 @pytest.mark.parametrize("name", CONTROLS)
@@ -72,7 +77,7 @@ def test_the_injected_cause_is_named_in_time_and_holds(judged: dict[str, Judged]
     assert r.wrong_after == 0
 
 
-@pytest.mark.parametrize("name", BURSTS)
+@pytest.mark.parametrize("name", [f"{n}/{seed}" for n, seed in BURSTS])
 def test_bursts_read_capacity_and_hold(judged: dict[str, Judged], name: str) -> None:
     """Load in 2-minute bursts to 90 % of capacity queues at some bursts: the verdict says
     capacity (GPU- or queue-bound) or nothing, never the scheduler, and holds between the bursts
