@@ -250,6 +250,13 @@ def _recurring(e: Evidence, limit: float) -> Cause | None:
     return Cause("", "queue", seconds, SERVER if spans else PROBES, why)
 
 
+def _sampled_after_queue(e: Evidence) -> bool:
+    """A GPU sample was taken after the last scrape interval in which requests waited."""
+    spans = queued_spans(e.intervals, e.end - e.window, e.end, floor(e, "ttft"), QUEUE_LEVEL)
+    last = max((hi for _, hi, _ in spans), default=None)
+    return last is not None and any(g.time >= last for g in e.gpu_points)
+
+
 def _while_queued(e: Evidence) -> tuple[GpuWindow, bool] | None:
     """The GPUs at the moments requests waited (the scrape intervals with a queue, over the tail
     window), and whether the batch was full then (its median over them at :data:`~monitor.
@@ -317,9 +324,9 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
     waiting = e.pool.waiting_now is not None and e.pool.waiting_now >= QUEUE_LEVEL
     h = e.gpu_recent.hottest
     never_busy = h is not None and h.busy_share == 0
-    if e.gpu.room and not filling and then is None:
+    if e.gpu.room and not filling and then is None and not _sampled_after_queue(e):
         # room read only before requests began waiting (an exporter scraped once a minute): room
-        # while they wait is not shown
+        # while they wait is not shown (samples before and after the queue, both with room, are)
         why = f"{gpu}, but no GPU sample since requests began waiting"
         return _named(q, "queue_bound", why) or q
     if e.gpu.room and not filling and (waiting or never_busy):
