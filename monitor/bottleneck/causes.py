@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import median
 
 from monitor.bottleneck.evidence import GAUGES, GPUS, PROBES, SERVER, Evidence
-from monitor.bottleneck.gpu import GpuWindow, gpu_window
-from monitor.bottleneck.pool import FULL, above, episodes, merge, queued_spans
+from monitor.bottleneck.gpu import GpuWindow
+from monitor.bottleneck.moments import recurring, sampled_after_queue, while_queued
 from monitor.bottleneck.stages import StageTail
 
 FLOOR_SHARE = 0.25
@@ -47,11 +46,6 @@ SHED_CODES = ("429", "503")
 ERROR_CODES = ("5xx", "500", "502", "504")
 QUEUE_GROWING = 1.0
 QUEUE_LEVEL = 2.0
-#: Requests waited above the floor in this many separate bursts over the tail window: the queue
-#: recurs with the load, and it is a cause between its bursts too (the tail it owns is the window's).
-RECURRING = 2
-#: Moments of waiting closer than this are one burst.
-BURST_GAP = 60.0
 KV_FULL = 0.80
 KV_PREEMPTING = 0.70
 PREEMPTIONS = 3.0
@@ -221,61 +215,23 @@ def _queue(e: Evidence) -> Cause | None:
 
 
 def _recurring(e: Evidence, limit: float) -> Cause | None:
-    """Requests waited above the floor in :data:`RECURRING` separate bursts over the tail window
-    (the server's scrape intervals and the probes' and real traffic's own queue times, bursts
-    apart by :data:`BURST_GAP` or more), with enough requests behind it (the server's queue P95
-    over the tail window certainly above the floor, or :data:`BEHIND` requests): load that comes in
-    bursts near capacity queues at each one, and a verdict that followed each burst in and out
-    would say two things in turn and never hold for the alert. The tail it owns is the window's
-    (the probes' shares say so too)."""
-    start = e.end - e.window
-    tail = merge([p for p in e.intervals if start < p.end <= e.end], "queue")
-    backed = tail is not None and above(tail, limit)  # the server's queue P95 over the tail window
-    queued = queued_spans(e.intervals, start, e.end, limit, math.inf) if backed else []
-    spans = [(lo, hi) for lo, hi, _ in queued]
-    client = [(at, v) for t in (e.probe_ttft, e.traffic_ttft) for at, v in t.values.get("queue", ())
-              if v >= limit and at > start]  # fmt: skip
+    """The queue recurring over the tail window (:func:`monitor.bottleneck.moments.recurring`)."""
     needed = max(BEHIND, math.ceil(BEHIND_SHARE * max(e.probe_ttft.requests, e.traffic_ttft.requests)))
-    if not spans and len(client) < needed:
+    r = recurring(e, limit, needed)
+    if r is None:
         return None
-    moments = sorted([*spans, *((at, at + v) for at, v in client)])
-    bursts = episodes([(lo, hi + BURST_GAP) for lo, hi in moments])
-    if bursts < RECURRING:
-        return None
-    server = [] if tail is None or not spans else [tail.quantile(0.95) or 0.0]
-    seconds = max([*server, *(v for _, v in client)], default=0.0)
-    why = (f"requests waited above {limit:.2f} s in {bursts} bursts over {e.window / 60:g} min "
-           f"({len(spans)} server scrape intervals, {len(client)} probe or traffic requests): "
+    why = (f"requests waited above {limit:.2f} s in {r.bursts} bursts over {e.window / 60:g} min "
+           f"({r.intervals} server scrape intervals, {r.requests} probe or traffic requests): "
            "the queue comes back with the load")  # fmt: skip
-    return Cause("", "queue", seconds, SERVER if spans else PROBES, why)
-
-
-def _sampled_after_queue(e: Evidence) -> bool:
-    """A GPU sample was taken after the last scrape interval in which requests waited."""
-    spans = queued_spans(e.intervals, e.end - e.window, e.end, floor(e, "ttft"), QUEUE_LEVEL)
-    last = max((hi for _, hi, _ in spans), default=None)
-    return last is not None and any(g.time >= last for g in e.gpu_points)
+    return Cause("", "queue", r.seconds, SERVER if r.intervals else PROBES, why)
 
 
 def _while_queued(e: Evidence) -> tuple[GpuWindow, bool] | None:
-    """The GPUs at the moments requests waited (the scrape intervals with a queue, over the tail
-    window), and whether the batch was full then (its median over them at :data:`~monitor.
-    bottleneck.pool.FULL` of its peak or more); None without a GPU sample in them."""
-    spans = queued_spans(e.intervals, e.end - e.window, e.end, floor(e, "ttft"), QUEUE_LEVEL)
-    points = [g for g in e.gpu_points if any(lo < g.time <= hi for lo, hi, _ in spans)]
-    if not points:
-        return None
-    running: dict[str, list[float]] = {}
-    for _, _, p in spans:
-        running.setdefault(p.endpoint, []).append(p.running or 0.0)
-    # each endpoint where requests waited, against its own ceiling
-    ceilings = {ep: b[1] for ep, b in e.pool.batches.items()}
-    full = (
-        bool(running)
-        and all(median(r) >= FULL * ceilings[ep] for ep, r in running.items() if ceilings.get(ep))
-        and any(ceilings.get(ep) for ep in running)
-    )
-    return gpu_window(points, -math.inf, e.end, live=False), full
+    return while_queued(e, floor(e, "ttft"), QUEUE_LEVEL)
+
+
+def _sampled_after_queue(e: Evidence) -> bool:
+    return sampled_after_queue(e, floor(e, "ttft"), QUEUE_LEVEL)
 
 
 #: What helps a pool whose memory interface, not its SMs, is at its limit (the gpu_bound remedy's

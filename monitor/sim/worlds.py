@@ -24,19 +24,17 @@ from __future__ import annotations
 
 import bisect
 import math
-import random
 from dataclasses import dataclass, field
 
 from monitor.bottleneck.inputs import PEAK_WINDOW, GpuPoint, Inputs, PoolPoint, ProbeRun
-from monitor.bottleneck.tail import SOURCE_METRICS, SOURCE_SPANS, Sample
+from monitor.bottleneck.tail import SOURCE_METRICS, Sample
 from monitor.scrape.signals import Histogram
+from monitor.sim import world_surface as surface
 from monitor.sim.world_pool import Load, Pool, Req, World, poisson
-from monitor.vllm_buckets import REQUEST_LATENCY, TIME_TO_FIRST_TOKEN, request_tokens
 
 __all__ = ["SCRAPE", "Held", "Load", "World", "inputs_at", "simulate"]
 
 SCRAPE = 15.0
-PROMPT_EDGES = request_tokens(131072)
 
 
 @dataclass
@@ -69,101 +67,10 @@ class _Hist:
         return Histogram(self.edges, tuple(cumulative), self.sum, run)
 
 
-#: SGLang 0.5.23's bucket edges (/work/shared/fixtures/generated/sglang-0.5.23.metrics.txt)
-SGLANG_QUEUE = (
-    0.0,
-    0.001,
-    0.005,
-    0.01,
-    0.05,
-    0.1,
-    0.2,
-    0.5,
-    1.0,
-    2.0,
-    3.0,
-    4.0,
-    5.0,
-    10.0,
-    15.0,
-    20.0,
-    30.0,
-    40.0,
-    50.0,
-    60.0,
-    100.0,
-    200.0,
-    500.0,
-    1000.0,
-)
-SGLANG_LATENCY = (
-    0.1,
-    0.2,
-    0.4,
-    0.6,
-    0.8,
-    1.0,
-    2.0,
-    4.0,
-    6.0,
-    8.0,
-    10.0,
-    20.0,
-    40.0,
-    60.0,
-    80.0,
-    100.0,
-    200.0,
-    400.0,
-    600.0,
-    1200.0,
-)
-SGLANG_STAGE = tuple(round(0.001 * 1.62**k, 6) for k in range(30))
-#: the stage histograms each server's page has (canonical names, monitor.scrape.names)
-_SURFACE = {
-    "vllm": ("queue", "prefill", "decode", "e2e", "ttft", "prompt_tokens"),
-    "sglang": ("queue", "prefill", "e2e", "ttft", "prompt_tokens"),
-    "sglang-0.4": ("e2e", "ttft"),
-}
-_EDGES = {"queue": REQUEST_LATENCY, "prefill": REQUEST_LATENCY, "decode": REQUEST_LATENCY,
-          "e2e": REQUEST_LATENCY, "ttft": TIME_TO_FIRST_TOKEN, "prompt_tokens": PROMPT_EDGES}  # fmt: skip
-
-
-def _device(
-    level: float, memory: float, counters: str, running: bool, rng: random.Random
-) -> dict[str, float]:
-    sm = min(1.0, max(0.0, level + rng.gauss(0, 0.015)))
-    dram = min(1.0, max(0.0, memory + rng.gauss(0, 0.015)))
-    busy = 1.0 if running else 0.0
-    power = {"power_watts": 150 + 500 * max(sm, 0.6 * dram), "power_limit_watts": 700.0}
-    if counters == "default":  # GPU_UTIL and GR_ENGINE_ACTIVE: any kernel running, a coarse gauge
-        return {"util": busy, "gr_engine_active": min(1.0, busy * (0.9 + 0.1 * sm)),
-                "memory_active": dram, "memory_copy_util": dram, **power}  # fmt: skip
-    if counters == "nvml":  # no DCP (profiling unavailable or held by another profiler)
-        return {"util": busy, "memory_copy_util": dram, **power}
-    if counters == "util":  # the oldest default: DCGM_FI_DEV_GPU_UTIL alone
-        return {"util": busy}
-    if counters == "power":  # power draw and its limit only
-        return power
-    if counters == "sm":  # a profiling set without the memory interface (DRAM_ACTIVE left out)
-        return {"sm_active": sm, "tensor_active": 0.5 * sm, "util": busy}
-    if counters == "amd":
-        return {"util": busy, "sm_active": sm, "memory_active": dram, "power_watts": power["power_watts"]}
-    return {"sm_active": sm, "tensor_active": 0.5 * sm, "gr_engine_active": min(1.0, sm + 0.05),
-            "memory_active": dram, "util": busy}  # fmt: skip
-
-
-def _edges(server: str) -> dict[str, tuple[float, ...]]:
-    if server == "vllm":
-        return _EDGES
-    sglang = {"queue": SGLANG_QUEUE, "prefill": SGLANG_STAGE, "ttft": SGLANG_LATENCY, "e2e": SGLANG_LATENCY}
-    return {**_EDGES, **sglang}
-
-
 def simulate(w: World) -> Held:
     """Run ``w`` for its duration (module docstring)."""
     pools, held = [Pool(w, k) for k in range(w.endpoints)], Held(w)
-    edges = _edges(w.server)
+    edges = surface.edges(w.server)
     hists = [{k: _Hist(e) for k, e in edges.items()} for _ in pools]
     probes: list[Req] = []
     reported = [0 for _ in pools]
@@ -185,7 +92,7 @@ def simulate(w: World) -> Held:
             for r in pool.done[reported[k] :]:
                 _observe(hists[k], r)
                 if not r.probe and w.spans and pool.rng.random() < w.spans:
-                    held.traffic.append(_span_sample(r))
+                    held.traffic.append(surface.span_sample(r))
             reported[k] = len(pool.done)
         if t >= next_scrape:
             next_scrape += SCRAPE
@@ -209,15 +116,6 @@ def _arrivals(pool: Pool, t: float, share: int) -> None:
         pool.arrive(pool.new(t + pool.rng.random()), t)
 
 
-def _span_sample(r: Req) -> Sample:
-    """A real request as vLLM's spans give it (no gateway: TTFT and e2e are the server's)."""
-    assert r.admitted is not None
-    queue = r.admitted - r.arrive
-    parts = {"tokenization": r.tokenize, "queue": queue, "prefill": r.prefill, "decode": r.decode}
-    ttft = r.tokenize + queue + r.prefill
-    return Sample("chat", r.arrive - r.tokenize, parts, SOURCE_SPANS, ttft, ttft + r.decode)
-
-
 def _observe(hist: dict[str, _Hist], r: Req) -> None:
     assert r.admitted is not None
     queue = r.admitted - r.arrive
@@ -231,7 +129,7 @@ def _observe(hist: dict[str, _Hist], r: Req) -> None:
 
 def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
     ld = pool.load(t)
-    histograms = {k: h.histogram() for k, h in hist.items() if k in _SURFACE[pool.w.server]}
+    histograms = {k: h.histogram() for k, h in hist.items() if k in surface.SURFACE[pool.w.server]}
     requests = histograms["e2e"].count
     point = PoolPoint(
         endpoint=pool.name,
@@ -242,22 +140,13 @@ def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
         kv_usage=max(min(1.0, pool.kv_used(t) / ld.kv_tokens), ld.kv_reported or 0.0),
         preemptions=None if pool.w.server == "sglang-0.4" else pool.preemptions,
         admission_rejections=pool.rejections if pool.w.server == "vllm" else None,
-        http_status=_http(pool),
+        http_status=surface.http(pool),
         prefix_hit_rate=ld.prefix_hit,
         histograms=histograms,
     )
     pool.preemptions = pool.rejections = 0.0
     pool.http = {}
     return point
-
-
-def _http(pool: Pool) -> dict[str, float]:
-    """The API server's answers: vLLM groups them by class, SGLang (0.5) counts exact codes."""
-    if pool.w.server == "vllm":
-        return dict(pool.http)
-    if pool.w.server == "sglang":
-        return {{"2xx": "200", "4xx": "429", "5xx": "500"}[k]: v for k, v in pool.http.items()}
-    return {}
 
 
 def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
@@ -272,7 +161,7 @@ def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
         value = 0.98 if hot and g == 3 else level
         if hot and g != 3:
             value = min(level, 0.3)
-        values = _device(value, pool.memory(t, value), w.counters, bool(pool.running), pool.rng)
+        values = surface.device(value, pool.memory(t, value), w.counters, bool(pool.running), pool.rng)
         uuid = f"GPU-{pool.index}{g:03d}" if pool.index else f"GPU-{g:04d}"
         held.gpus.append(GpuPoint(pool.name, t, f"{pool.host}/{g}", uuid, values))
 
