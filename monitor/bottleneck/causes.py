@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from monitor.bottleneck.evidence import GAUGES, GPUS, SERVER, Evidence
+from monitor.bottleneck.evidence import GAUGES, GPUS, PROBES, SERVER, Evidence
+from monitor.bottleneck.gpu import GpuWindow
+from monitor.bottleneck.moments import recurring, sampled_after_queue, while_queued
 from monitor.bottleneck.stages import StageTail
 
 FLOOR_SHARE = 0.25
@@ -127,6 +129,12 @@ def _retries(e: Evidence) -> Cause | None:
         return _named(c, "retry_storm")
     if e.runs and e.retried / e.runs >= RETRY_STORM:
         return Cause("retry_storm", "retry", 0.0, "probes", f"{e.retried} of {e.runs} probe runs retried")
+    if e.retried and _shedding(e) is not None:
+        # the server refuses work now and what it refused comes back: a retry policy (the client's
+        # or a gateway's) is fixed behaviour, so a retried run beside sustained refusals shows it
+        why = (f"{e.retried} probe run(s) retried in {e.window / 60:g} min while the server refuses "
+               "requests: refused requests come back as retries")  # fmt: skip
+        return Cause("retry_storm", "retry", 0.0, "probes", why)
     failed, answers = e.pool.answered(*ERROR_CODES)
     if failed >= HTTP_MIN and failed >= HTTP_SHARE * answers:
         why = (f"the server answered 5xx to {failed:g} of {answers:g} requests ({failed / answers:.0%}): "
@@ -203,7 +211,27 @@ def _queue(e: Evidence) -> Cause | None:
     g, now = e.pool.waiting_growth, e.pool.waiting_now
     if g is not None and now is not None and g >= QUEUE_GROWING and now >= QUEUE_LEVEL:
         return Cause("", "queue", 0.0, GAUGES, f"queue growing {g:+.1f}, {now:.0f} waiting now")
-    return None
+    return _recurring(e, limit)
+
+
+def _recurring(e: Evidence, limit: float) -> Cause | None:
+    """The queue recurring over the tail window (:func:`monitor.bottleneck.moments.recurring`)."""
+    needed = max(BEHIND, math.ceil(BEHIND_SHARE * max(e.probe_ttft.requests, e.traffic_ttft.requests)))
+    r = recurring(e, limit, needed)
+    if r is None:
+        return None
+    why = (f"requests waited above {limit:.2f} s in {r.bursts} bursts over {e.window / 60:g} min "
+           f"({r.intervals} server scrape intervals, {r.requests} probe or traffic requests): "
+           "the queue comes back with the load")  # fmt: skip
+    return Cause("", "queue", r.seconds, SERVER if r.intervals else PROBES, why)
+
+
+def _while_queued(e: Evidence) -> tuple[GpuWindow, bool] | None:
+    return while_queued(e, floor(e, "ttft"), QUEUE_LEVEL)
+
+
+def _sampled_after_queue(e: Evidence) -> bool:
+    return sampled_after_queue(e, floor(e, "ttft"), QUEUE_LEVEL)
 
 
 #: What helps a pool whose memory interface, not its SMs, is at its limit (the gpu_bound remedy's
@@ -229,18 +257,34 @@ def _queue_named(e: Evidence, q: Cause) -> Cause:
     if e.gpu.saturated and (e.gpu.fine or full is not False):
         return Cause("gpu_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
     if e.gpu.saturated:  # kernels run all the time, but the batch has free slots
+        then = _while_queued(e)
+        if then is not None and then[1]:  # ... now; it was full while requests waited (a burst)
+            why = f"{q.why}; {gpu}, with the batch full while requests waited: the load comes in bursts"
+            return Cause("gpu_bound", q.stage, q.seconds, q.source, why)
         slots = f"the batch runs {e.pool.running_now:.0f} of its peak {e.pool.running_peak:.0f}"
         why = f"{q.why}; {gpu}, but {slots}: requests wait with slots free"
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, why)
     # the KV cache near full now or over the window: requests may wait for blocks, not the
     # scheduler (a larger batch would preempt)
     filling = any(v is not None and v >= KV_FULL for v in (e.pool.kv_now, e.pool.kv_usage))
+    # the GPUs at the moments requests waited: load in bursts saturates them at each burst and
+    # leaves them idle between, so the state window alone would read busy, changing and room in turn
+    then = None if filling or e.gpu.stale else _while_queued(e)
+    if then is not None and then[0].saturated and (then[0].fine or then[1]):
+        why = (f"while requests waited: {then[0].describe()} [{GPUS}]; now {e.pool.waiting_now or 0:.0f} "
+               "waiting: the load comes in bursts beyond capacity")  # fmt: skip
+        return _named(q, "gpu_bound", why) or q
     # a stalled scheduler leaves requests waiting *now* beside the room, or the GPUs idle over the
     # whole window the queue was seen in; a queue that has drained while the GPUs were busy at
     # times in that window came with load (a burst), not the scheduler's
     waiting = e.pool.waiting_now is not None and e.pool.waiting_now >= QUEUE_LEVEL
     h = e.gpu_recent.hottest
     never_busy = h is not None and h.busy_share == 0
+    if e.gpu.room and not filling and then is None and not _sampled_after_queue(e):
+        # room read only before requests began waiting (an exporter scraped once a minute): room
+        # while they wait is not shown (samples before and after the queue, both with room, are)
+        why = f"{gpu}, but no GPU sample since requests began waiting"
+        return _named(q, "queue_bound", why) or q
     if e.gpu.room and not filling and (waiting or never_busy):
         return Cause("scheduler_bound", q.stage, q.seconds, q.source, f"{q.why}; {gpu}")
     if e.gpu.room and not filling:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from monitor.bottleneck.gpu import GpuWindow, gpu_window
-from monitor.bottleneck.inputs import GPU_WINDOW, Inputs, Objectives
+from monitor.bottleneck.inputs import GPU_WINDOW, GpuPoint, Inputs, Objectives, PoolPoint
 from monitor.bottleneck.pool import PoolWindow, pool_window
 from monitor.bottleneck.stages import StageTail, stage_tail
 from monitor.bottleneck.tail import MIN_REQUESTS, MIN_REQUESTS_P99, TailShare, attribute_class
@@ -47,6 +47,10 @@ class Evidence:
     runs: int
     retried: int
     shed: int
+    #: every scrape interval and GPU sample read (both recent windows): when requests waited, and
+    #: what the GPUs did at those moments
+    intervals: tuple[PoolPoint, ...] = ()
+    gpu_points: tuple[GpuPoint, ...] = ()
 
     @property
     def recent_start(self) -> float:
@@ -179,11 +183,15 @@ def gather(i: Inputs) -> Evidence:
         probe_e2e=stage_tail(probes, "e2e", PROBES),
         traffic_ttft=stage_tail(traffic, "ttft", TRAFFIC),
         traffic_e2e=stage_tail(traffic, "e2e", TRAFFIC),
-        pool=pool_window(i.pool, i.recent_start, i.end, i.running_peak, min(i.recent, i.state)),
+        pool=pool_window(
+            i.pool, i.recent_start, i.end, i.running_peak, min(i.recent, i.state), i.running_peaks
+        ),
         gpu=gpu_window(i.gpus, i.end - min(i.recent, i.state), i.end, live=i.state <= GPU_WINDOW),
         gpu_configured=i.gpu_configured,
         gpu_recent=gpu_window(i.gpus, i.recent_start, i.end, live=False),
         runs=len(runs),
         retried=sum(1 for r in runs if r.retried),
         shed=sum(1 for r in runs if r.shed),
+        intervals=i.pool,
+        gpu_points=i.gpus,
     )

@@ -234,7 +234,9 @@ def _idle_seen(values: dict[str, float]) -> bool:
 
 
 def _stale(rows: Sequence[GpuPoint], end: float) -> bool:
-    times = [r.time for r in rows]
+    """``rows``: every sample of the GPU read (not only the window's: an exporter scraped every
+    minute has one sample in a two-minute window, and its gap is still known)."""
+    times = [r.time for r in rows if r.time <= end]
     gaps = sorted(b - a for a, b in itertools.pairwise(times) if b > a)
     gap = gaps[len(gaps) // 2] if gaps else 0.0
     return end - times[-1] > max(STALE_FLOOR, STALE_GAPS * gap)
@@ -245,13 +247,15 @@ def gpu_window(points: Sequence[GpuPoint], start: float, end: float, live: bool 
     state window, where a GPU whose samples stopped is counted stale, not read; a report's period
     reads every sample it has)."""
     by_device: dict[str, list[GpuPoint]] = defaultdict(list)
+    every: dict[str, list[GpuPoint]] = defaultdict(list)
     for p in points:
+        every[p.device].append(p)
         if start < p.time <= end:
             by_device[p.device].append(p)
     out, stale = [], []
     for device, unordered in sorted(by_device.items()):
         rows = sorted(unordered, key=lambda r: r.time)
-        if live and _stale(rows, end):
+        if live and _stale(sorted(every[device], key=lambda r: r.time), end):
             stale.append(device)
             continue
         reasons = [busy_because(dict(r.values)) for r in rows]

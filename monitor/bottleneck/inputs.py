@@ -110,13 +110,15 @@ class Inputs:
     traffic: tuple[Sample, ...] = ()  # real requests from server spans (recent window)
     runs: tuple[ProbeRun, ...] = ()  # every probe run (tail window)
     pool: tuple[PoolPoint, ...] = ()  # intervals ending in the recent window and the one before
-    #: GPU readings in the recent window (the state is read over its last ``state`` seconds; the
-    #: whole window says whether the GPUs were ever busy while the queue's evidence was gathered)
+    #: GPU readings in the recent window and the one before (the state is read over the last
+    #: ``state`` seconds; the rest says whether the GPUs were busy while requests waited)
     gpus: tuple[GpuPoint, ...] = ()
     gpu_configured: bool = False  # some endpoint of the class has a gpu_exporter
     #: the most requests its endpoints ran at once over the last PEAK_WINDOW (summed): the batch's
     #: ceiling as observed (None: read from ``pool`` alone)
     running_peak: float | None = None
+    #: the same per endpoint (the batch that is full or short is one endpoint's)
+    running_peaks: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def recent_start(self) -> float:

@@ -8,9 +8,10 @@ pool's; a pool serving several classes says so in the evidence.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 
@@ -35,7 +36,50 @@ def queue_growth(waiting: Sequence[tuple[float, float]]) -> float | None:
     return sum(ordered[-half:]) / half - sum(ordered[:half]) / half
 
 
-def _merge(points: Sequence[PoolPoint], name: str) -> Histogram | None:
+def above(h: Histogram, floor: float) -> bool:
+    """Whether ``h``'s P95 is certainly above ``floor``: more than 5 % of its observations lie in
+    buckets whose lower edge is at or above the first edge at or above ``floor``. An interpolated
+    P95 is not enough: vLLM's queue-time buckets start at 0.3 s, so a queue of a few milliseconds
+    interpolates to a P95 of 0.28 s."""
+    if h.count <= 0:
+        return False
+    k = next((i for i, e in enumerate(h.edges) if e >= floor), None)
+    if k is None or math.isinf(h.edges[k]):
+        return False
+    return (h.count - h.counts[k]) > 0.05 * h.count
+
+
+def queued_spans(
+    points: Sequence[PoolPoint], start: float, end: float, floor: float, level: float
+) -> list[tuple[float, float, PoolPoint]]:
+    """The scrape intervals ending in (start, end] in which requests waited — ``level`` or more
+    waiting at its end, or its queue time certainly above ``floor`` (:func:`above`) — each as
+    (its start, its end, the interval). An interval starts where its endpoint's previous one ended
+    (the first: one median gap earlier)."""
+    out = []
+    for rows in _per_endpoint(points).values():
+        gaps = sorted(b.end - a.end for a, b in itertools.pairwise(rows))
+        gap = gaps[len(gaps) // 2] if gaps else 15.0
+        for k, p in enumerate(rows):
+            if not start < p.end <= end:
+                continue
+            h = p.histograms.get("queue")
+            if (p.waiting or 0.0) >= level or (h is not None and above(h, floor)):
+                out.append((rows[k - 1].end if k else p.end - gap, p.end, p))
+    return sorted(out, key=lambda s: s[0])
+
+
+def episodes(spans: Sequence[tuple[float, float]]) -> int:
+    """How many separate runs of overlapping or adjacent ``(start, end)`` spans (sorted) make."""
+    count, reach = 0, -math.inf
+    for lo, hi in spans:
+        if lo > reach + 1e-6:
+            count += 1
+        reach = max(reach, hi)
+    return count
+
+
+def merge(points: Sequence[PoolPoint], name: str) -> Histogram | None:
     merged: Histogram | None = None
     for p in points:
         h = p.histograms.get(name)
@@ -75,6 +119,7 @@ class PoolWindow:
     waiting_now: float | None  # mean waiting over the last quarter of the window, summed
     running_now: float | None  # running at the latest scrape, summed
     running_peak: float | None  # the most running at once over both windows, summed per endpoint
+    batches: dict[str, tuple[float, float, float]]  # per endpoint: running now, its ceiling, waiting
     rejections: float | None  # admission rejections (None: the server has no such counter)
     http: dict[str, float]  # the API server's answers by status over the window (summed)
     preemptions: float | None
@@ -88,17 +133,9 @@ class PoolWindow:
     prompt_tokens_before: float | None
 
     def p95_above(self, stage: str, floor: float) -> bool:
-        """Whether the stage's P95 is certainly above ``floor``: more than 5 % of the window's
-        observations lie in buckets whose lower edge is at or above the first edge at or above
-        ``floor``. An interpolated P95 is not enough: vLLM's queue-time buckets start at 0.3 s, so
-        a queue of a few milliseconds interpolates to a P95 of 0.28 s."""
+        """Whether the stage's P95 is certainly above ``floor`` (:func:`above`)."""
         h = self.merged.get(stage)
-        if h is None or h.count <= 0:
-            return False
-        k = next((i for i, e in enumerate(h.edges) if e >= floor), None)
-        if k is None or math.isinf(h.edges[k]):
-            return False
-        return (h.count - h.counts[k]) > 0.05 * h.count
+        return h is not None and above(h, floor)
 
     @property
     def batch_full(self) -> bool | None:
@@ -107,7 +144,11 @@ class PoolWindow:
         batch has free slots is the scheduler's, whatever a coarse GPU counter says."""
         if self.running_now is None or not self.running_peak:
             return None
-        return self.running_now >= FULL * self.running_peak
+        if len(self.batches) < 2:
+            return self.running_now >= FULL * self.running_peak
+        # several endpoints: the batches of those where requests wait (else all of them)
+        queued = [b for b in self.batches.values() if b[2] >= 1] or list(self.batches.values())
+        return all(now >= FULL * ceiling for now, ceiling, _ in queued if ceiling > 0)
 
     def answered(self, *statuses: str) -> tuple[float, float]:
         """How many answers had one of ``statuses`` (a code "503" counts under "5xx" too when the
@@ -130,7 +171,7 @@ def _hit_rate(points: Sequence[PoolPoint]) -> float | None:
 
 
 def _prompt_mean(points: Sequence[PoolPoint]) -> float | None:
-    h = _merge(points, "prompt_tokens")
+    h = merge(points, "prompt_tokens")
     return None if h is None else h.mean
 
 
@@ -164,16 +205,24 @@ def _queue(now: Sequence[PoolPoint], start: float, end: float) -> tuple[float | 
     return (sum(growth) if growth else None), (sum(level) if level else None)
 
 
-def _running(points: Sequence[PoolPoint], start: float, end: float) -> tuple[float | None, float | None]:
-    now, peak = [], []
-    for rows in _per_endpoint(points).values():
+def batches(
+    points: Sequence[PoolPoint], start: float, end: float, peaks: Mapping[str, float]
+) -> dict[str, tuple[float, float, float]]:
+    """Each endpoint's batch: (running at its latest scrape in (start, end], its ceiling — the most
+    it ran over ``points`` or ``peaks`` —, requests waiting over the window's last quarter)."""
+    out = {}
+    last_quarter = end - (end - start) / 4
+    for endpoint, rows in _per_endpoint(points).items():
         running = [(p.end, p.running) for p in rows if p.running is not None]
-        if running:
-            peak.append(max(r for _, r in running))
         inside = [r for t, r in running if start < t <= end]
-        if inside:
-            now.append(inside[-1])  # the batch at the latest scrape: a filling batch is not short
-    return (sum(now) if now else None), (sum(peak) if peak else None)
+        if not inside:
+            continue
+        ceiling = max([r for _, r in running] + [peaks.get(endpoint, 0.0)])
+        waiting = _late(
+            [(p.end, p.waiting) for p in rows if p.waiting is not None and p.end <= end], last_quarter
+        )
+        out[endpoint] = (inside[-1], ceiling, waiting or 0.0)  # a filling batch is not short
+    return out
 
 
 def pool_window(
@@ -182,15 +231,18 @@ def pool_window(
     end: float,
     peak: float | None = None,
     state: float | None = None,
+    peaks: Mapping[str, float] | None = None,
 ) -> PoolWindow:
     """The intervals ending in (start, end] (and in the window before, for baselines)."""
     now = [p for p in points if start < p.end <= end]
     before = [p for p in points if start - (end - start) < p.end <= start]
-    merged = {s: h for s in SERVER_STAGES if (h := _merge(now, s)) is not None}
+    merged = {s: h for s in SERVER_STAGES if (h := merge(now, s)) is not None}
     stages = {s: q for s, h in merged.items() if (q := h.quantile(0.95)) is not None}
     seen = merged.get("ttft") or merged.get("e2e")
     growth, level = _queue(now, start, end)
-    running_now, running_peak = _running(points, start, end)
+    batch = batches(points, start, end, peaks or {})
+    running_now = sum(b[0] for b in batch.values()) if batch else None
+    running_peak = sum(b[1] for b in batch.values()) if batch else None
     if peak is not None:
         running_peak = max(peak, running_peak or 0.0)
     # the KV cache's state now: over the last ``state`` seconds (the GPUs' window), not the whole window
@@ -206,6 +258,7 @@ def pool_window(
         waiting_now=level,
         running_now=running_now,
         running_peak=running_peak,
+        batches=batch,
         rejections=_sum([p.admission_rejections for p in now]),
         http=_statuses(now),
         preemptions=_sum([p.preemptions for p in now]),

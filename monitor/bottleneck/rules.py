@@ -77,7 +77,8 @@ RULES: tuple[Rule, ...] = (
          "risk of its objective, and the hottest GPU was saturated: busy at a third of its samples "
          "or more, or within 10 points of its threshold (SM, tensor, DRAM activity, power or "
          "throttling; by utilisation, graphics-engine activity or memory-copy utilisation only with "
-         "the batch at 80 % of its peak or more)",
+         "the batch at 80 % of its peak or more), now or in the scrape intervals in which requests "
+         "waited (load in bursts)",
          "the GPUs have no headroom: add warm capacity (replicas), chunked prefill to keep decode "
          "moving, a smaller max-model-len; memory-bandwidth bound (DRAM busy, SMs not: long "
          "contexts, MoE decode): an FP8 KV cache or quantized weights, more tensor parallelism, "

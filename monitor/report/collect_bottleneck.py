@@ -94,13 +94,12 @@ def _longest_run(model: Model) -> float:
     )
 
 
-def _running_peak(session: Session, endpoints: Sequence[str], start: float, end: float) -> float | None:
-    """The most requests the endpoints ran at once in (start, end], summed over endpoints."""
+def _running_peaks(session: Session, endpoints: Sequence[str], start: float, end: float) -> dict[str, float]:
+    """The most requests each endpoint ran at once in (start, end]."""
     q = select(SI.endpoint, func.max(SI.running)).where(
         SI.endpoint.in_(sorted(endpoints)), SI.end > start, SI.end <= end
     )
-    peaks = [float(m) for _, m in session.execute(q.group_by(SI.endpoint)) if m is not None]
-    return sum(peaks) if peaks else None
+    return {str(e): float(m) for e, m in session.execute(q.group_by(SI.endpoint)) if m is not None}
 
 
 def _gpus(session: Session, endpoints: Sequence[str], start: float, end: float) -> list[GpuPoint]:
@@ -155,6 +154,7 @@ def verdicts(
     out = []
     for rc in model.classes:
         names = [e.name for e in model.endpoints_for(rc.name)]
+        peaks = _running_peaks(session, names, end - max(PEAK_WINDOW, recent), end) if names else {}
         i = Inputs(
             request_class=rc.name,
             end=end,
@@ -164,11 +164,10 @@ def verdicts(
             probes=tuple(s for s in samples if s.request_class == rc.name),
             traffic=tuple(s for s in requests if s.request_class == rc.name),
             runs=tuple(runs.get(rc.name, ())),
-            pool=tuple(_pool(session, names, end - 2 * recent, end)) if names else (),
-            gpus=tuple(_gpus(session, names, end - recent, end)) if names else (),
-            running_peak=_running_peak(session, names, end - max(PEAK_WINDOW, recent), end)
-            if names
-            else None,
+            pool=tuple(_pool(session, names, end - max(window, 2 * recent), end)) if names else (),
+            gpus=tuple(_gpus(session, names, end - max(window, recent), end)) if names else (),
+            running_peak=sum(peaks.values()) if peaks else None,
+            running_peaks=peaks,
             **class_context(model, rc.name),  # type: ignore[arg-type]
         )
         out.append(decide(gather(i)))

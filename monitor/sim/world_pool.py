@@ -41,6 +41,9 @@ class Load:
     #: the engine's steps are bound by memory bandwidth (decode reading long KV caches, MoE
     #: weights): the memory interface at 95 % of its cycles, the SMs at half
     memory_bound: bool = False
+    #: the KV gauge reads at least this (blocks held by a prefix cache counted as used; None: the
+    #: running requests' tokens only)
+    kv_reported: float | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,22 @@ class World:
     tools: bool = False
     probe_every: float = 30.0
     probe_timeout: float = 120.0
+    #: endpoints serving the class (each its own engine, GPUs and page; the load split evenly)
+    endpoints: int = 1
+    #: the only endpoint the fault hits (None: every endpoint)
+    faulty: int | None = None
+    #: what the pool's /metrics page holds (docs/bottleneck.md "Scenarios"): "vllm"; "sglang"
+    #: (0.5, --enable-metrics: queue-time and prefill-forward histograms with SGLang's buckets, no
+    #: decode histogram, retractions, exact HTTP codes, no admission counter); "sglang-0.4" (TTFT
+    #: and e2e histograms and the running/queue/token-usage gauges only)
+    server: str = "vllm"
+    #: probes carry the server's view (vLLM's per-request metrics or a trace); False: client
+    #: timings only (SGLang without tracing)
+    probe_view: bool = True
+    #: share of real requests whose server spans reach the monitor (OTLP tracing; 0: none)
+    spans: float = 0.0
+    #: the GPU exporter is scraped every this many seconds (a multiple of the 15 s scrape)
+    gpu_every: float = 15.0
     #: the GPU exporter answers no scrape in [from, to) (the monitor's own fault)
     gpu_down: tuple[float, float] | None = None
     #: open-loop rate over the hour: rising linearly from ``before.rate`` to this (a diurnal ramp)
@@ -98,8 +117,13 @@ class Req:
 
 
 class Pool:
-    def __init__(self, w: World) -> None:
-        self.w, self.rng = w, random.Random(w.seed)
+    def __init__(self, w: World, index: int = 0) -> None:
+        self.w, self.rng = w, random.Random(w.seed + 1000 * index)
+        self.index = index
+        #: the endpoint's name on the page and its host (one endpoint: "pool" on "node-a")
+        self.name = "pool" if w.endpoints == 1 else f"pool-{index}"
+        self.host = f"node-{chr(ord('a') + index)}"
+        self.faulty = w.faulty is None or w.faulty == index
         self.queue: list[Req] = []
         self.running: list[Req] = []
         self.done: list[Req] = []
@@ -111,7 +135,7 @@ class Pool:
 
     def load(self, t: float) -> Load:
         w = self.w
-        held = w.after is not None and t >= w.onset and (w.until is None or t < w.until)
+        held = self.faulty and w.after is not None and t >= w.onset and (w.until is None or t < w.until)
         ld = w.after if held and w.after is not None else w.before
         if w.ramp_to is not None:
             ld = replace(ld, rate=ld.rate + (w.ramp_to - ld.rate) * t / w.duration)

@@ -24,19 +24,17 @@ from __future__ import annotations
 
 import bisect
 import math
-import random
 from dataclasses import dataclass, field
 
 from monitor.bottleneck.inputs import PEAK_WINDOW, GpuPoint, Inputs, PoolPoint, ProbeRun
 from monitor.bottleneck.tail import SOURCE_METRICS, Sample
 from monitor.scrape.signals import Histogram
+from monitor.sim import world_surface as surface
 from monitor.sim.world_pool import Load, Pool, Req, World, poisson
-from monitor.vllm_buckets import REQUEST_LATENCY, TIME_TO_FIRST_TOKEN, request_tokens
 
 __all__ = ["SCRAPE", "Held", "Load", "World", "inputs_at", "simulate"]
 
 SCRAPE = 15.0
-PROMPT_EDGES = request_tokens(131072)
 
 
 @dataclass
@@ -48,6 +46,7 @@ class Held:
     gpus: list[GpuPoint] = field(default_factory=list)
     probes: list[Sample] = field(default_factory=list)
     runs: list[ProbeRun] = field(default_factory=list)
+    traffic: list[Sample] = field(default_factory=list)  # real requests whose spans were exported
 
 
 class _Hist:
@@ -68,70 +67,53 @@ class _Hist:
         return Histogram(self.edges, tuple(cumulative), self.sum, run)
 
 
-_EDGES = {"queue": REQUEST_LATENCY, "prefill": REQUEST_LATENCY, "decode": REQUEST_LATENCY,
-          "e2e": REQUEST_LATENCY, "ttft": TIME_TO_FIRST_TOKEN, "prompt_tokens": PROMPT_EDGES}  # fmt: skip
-
-
-def _device(
-    level: float, memory: float, counters: str, running: bool, rng: random.Random
-) -> dict[str, float]:
-    sm = min(1.0, max(0.0, level + rng.gauss(0, 0.015)))
-    dram = min(1.0, max(0.0, memory + rng.gauss(0, 0.015)))
-    busy = 1.0 if running else 0.0
-    power = {"power_watts": 150 + 500 * max(sm, 0.6 * dram), "power_limit_watts": 700.0}
-    if counters == "default":  # GPU_UTIL and GR_ENGINE_ACTIVE: any kernel running, a coarse gauge
-        return {"util": busy, "gr_engine_active": min(1.0, busy * (0.9 + 0.1 * sm)),
-                "memory_active": dram, "memory_copy_util": dram, **power}  # fmt: skip
-    if counters == "nvml":  # no DCP (profiling unavailable or held by another profiler)
-        return {"util": busy, "memory_copy_util": dram, **power}
-    if counters == "util":  # the oldest default: DCGM_FI_DEV_GPU_UTIL alone
-        return {"util": busy}
-    if counters == "power":  # power draw and its limit only
-        return power
-    if counters == "sm":  # a profiling set without the memory interface (DRAM_ACTIVE left out)
-        return {"sm_active": sm, "tensor_active": 0.5 * sm, "util": busy}
-    if counters == "amd":
-        return {"util": busy, "sm_active": sm, "memory_active": dram, "power_watts": power["power_watts"]}
-    return {"sm_active": sm, "tensor_active": 0.5 * sm, "gr_engine_active": min(1.0, sm + 0.05),
-            "memory_active": dram, "util": busy}  # fmt: skip
-
-
 def simulate(w: World) -> Held:
     """Run ``w`` for its duration (module docstring)."""
-    pool, held = Pool(w), Held(w)
-    hist = {k: _Hist(e) for k, e in _EDGES.items()}
+    pools, held = [Pool(w, k) for k in range(w.endpoints)], Held(w)
+    edges = surface.edges(w.server)
+    hists = [{k: _Hist(e) for k, e in edges.items()} for _ in pools]
     probes: list[Req] = []
-    reported: set[int] = set()
-    next_probe, next_scrape, clients_t = w.probe_every / 2, SCRAPE, 0.0
+    reported = [0 for _ in pools]
+    next_probe, next_scrape, clients_t, probe_no = w.probe_every / 2, SCRAPE, 0.0, 0
     for second in range(int(w.duration)):
         t = float(second)
-        ld = pool.load(t)
-        if ld.clients is not None:
-            need = ld.clients - len(pool.queue) - len(pool.running)
-            arrivals = max(0, need)
-        else:
-            arrivals = poisson(pool.rng, ld.rate)
-        for _ in range(arrivals):
-            pool.arrive(pool.new(t + pool.rng.random()), t)
+        for pool in pools:
+            _arrivals(pool, t, len(pools))
         if t >= next_probe:
             next_probe += w.probe_every
+            pool, probe_no = pools[probe_no % len(pools)], probe_no + 1
             r = pool.new(t, probe=True)
             if pool.arrive(r, t):
                 probes.append(r)
             else:
                 held.runs.append(ProbeRun(t + r.front, retried=False, shed=True))
-        pool.step(t)
-        for r in pool.done[len(reported) :]:
-            reported.add(id(r))
-            _observe(hist, r)
+        for k, pool in enumerate(pools):
+            pool.step(t)
+            for r in pool.done[reported[k] :]:
+                _observe(hists[k], r)
+                if not r.probe and w.spans and pool.rng.random() < w.spans:
+                    held.traffic.append(surface.span_sample(r))
+            reported[k] = len(pool.done)
         if t >= next_scrape:
             next_scrape += SCRAPE
-            held.pool.append(_interval(pool, hist, t))
-            hist = {k: _Hist(e) for k, e in _EDGES.items()}
-            _gpu_samples(held, pool, t)
+            for k, pool in enumerate(pools):
+                held.pool.append(_interval(pool, hists[k], t))
+                hists[k] = {name: _Hist(e) for name, e in edges.items()}
+                _gpu_samples(held, pool, t)
         clients_t = t
     _probe_results(held, probes, clients_t)
     return held
+
+
+def _arrivals(pool: Pool, t: float, share: int) -> None:
+    """This second's arrivals at one endpoint (its share of the load)."""
+    ld = pool.load(t)
+    if ld.clients is not None:
+        arrivals = max(0, ld.clients // share - len(pool.queue) - len(pool.running))
+    else:
+        arrivals = poisson(pool.rng, ld.rate / share)
+    for _ in range(arrivals):
+        pool.arrive(pool.new(t + pool.rng.random()), t)
 
 
 def _observe(hist: dict[str, _Hist], r: Req) -> None:
@@ -147,18 +129,18 @@ def _observe(hist: dict[str, _Hist], r: Req) -> None:
 
 def _interval(pool: Pool, hist: dict[str, _Hist], t: float) -> PoolPoint:
     ld = pool.load(t)
-    histograms = {k: h.histogram() for k, h in hist.items()}
+    histograms = {k: h.histogram() for k, h in hist.items() if k in surface.SURFACE[pool.w.server]}
     requests = histograms["e2e"].count
     point = PoolPoint(
-        endpoint="pool",
+        endpoint=pool.name,
         end=t,
         requests=requests,
         waiting=float(len(pool.queue)),
         running=float(len(pool.running)),
-        kv_usage=min(1.0, pool.kv_used(t) / ld.kv_tokens),
-        preemptions=pool.preemptions,
-        admission_rejections=pool.rejections,
-        http_status=dict(pool.http),
+        kv_usage=max(min(1.0, pool.kv_used(t) / ld.kv_tokens), ld.kv_reported or 0.0),
+        preemptions=None if pool.w.server == "sglang-0.4" else pool.preemptions,
+        admission_rejections=pool.rejections if pool.w.server == "vllm" else None,
+        http_status=surface.http(pool),
         prefix_hit_rate=ld.prefix_hit,
         histograms=histograms,
     )
@@ -171,13 +153,17 @@ def _gpu_samples(held: Held, pool: Pool, t: float) -> None:
     w = held.world
     if w.counters == "none" or (w.gpu_down is not None and w.gpu_down[0] <= t < w.gpu_down[1]):
         return
+    if round(t / SCRAPE) % max(1, round(w.gpu_every / SCRAPE)):
+        return
     level = pool.activity(t)
+    hot = w.hot_gpu and pool.faulty and t >= w.onset
     for g in range(w.gpus):
-        value = 0.98 if w.hot_gpu and g == 3 and t >= w.onset else level
-        if w.hot_gpu and g != 3 and t >= w.onset:
+        value = 0.98 if hot and g == 3 else level
+        if hot and g != 3:
             value = min(level, 0.3)
-        values = _device(value, pool.memory(t, value), w.counters, bool(pool.running), pool.rng)
-        held.gpus.append(GpuPoint("pool", t, f"node-a/{g}", f"GPU-{g:04d}", values))
+        values = surface.device(value, pool.memory(t, value), w.counters, bool(pool.running), pool.rng)
+        uuid = f"GPU-{pool.index}{g:03d}" if pool.index else f"GPU-{g:04d}"
+        held.gpus.append(GpuPoint(pool.name, t, f"{pool.host}/{g}", uuid, values))
 
 
 def _probe_results(held: Held, probes: list[Req], end: float) -> None:
@@ -202,7 +188,9 @@ def _probe_results(held: Held, probes: list[Req], end: float) -> None:
         }
         if w.tools:  # the server's turnaround after each tool result; the tools' own time is in e2e
             parts["tool_turnaround"] = 0.05 * 3
-        held.probes.append(Sample("chat", start, parts, SOURCE_METRICS, ttft, e2e))
+        if not w.probe_view:  # the client's timings only: no server view of the stages
+            parts = {"retry": r.retry}
+        held.probes.append(Sample("chat", start, parts, SOURCE_METRICS if w.probe_view else None, ttft, e2e))
         held.runs.append(ProbeRun(start + e2e, retried=r.retry > 0))
     held.probes.sort(key=lambda s: s.at)
     held.runs.sort(key=lambda r: r.at)
@@ -217,6 +205,9 @@ def inputs_at(held: Held, end: float, window: float = 900.0, recent: float = 300
 
     # a probe counts once its outcome is known (the store loader's rule), not when it started
     known = tuple(s for s in between(held.probes, "at", end - window) if s.at + (s.e2e or 0.0) <= end)
+    peaks: dict[str, float] = {}
+    for p in between(held.pool, "end", end - PEAK_WINDOW):
+        peaks[p.endpoint] = max(peaks.get(p.endpoint, 0.0), p.running or 0.0)
 
     return Inputs(
         request_class="chat",
@@ -226,11 +217,11 @@ def inputs_at(held: Held, end: float, window: float = 900.0, recent: float = 300
         objectives=w.objectives,
         tools=w.tools,
         probes=known,
+        traffic=tuple(s for s in between(held.traffic, "at", end - recent) if s.at + (s.e2e or 0.0) <= end),
         runs=between(held.runs, "at", end - window),
-        pool=between(held.pool, "end", end - 2 * recent),
-        gpus=between(held.gpus, "time", end - recent),
+        pool=between(held.pool, "end", end - max(window, 2 * recent)),
+        gpus=between(held.gpus, "time", end - max(window, recent)),
         gpu_configured=w.counters != "none",
-        running_peak=max(
-            (p.running or 0.0 for p in between(held.pool, "end", end - PEAK_WINDOW)), default=None
-        ),
+        running_peak=sum(peaks.values()) if peaks else None,
+        running_peaks=peaks,
     )
