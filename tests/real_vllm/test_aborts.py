@@ -50,8 +50,9 @@ from tests.real_vllm.conftest import ENDPOINT, Real, wait_for_probe_round
 from tests.real_vllm.stack import SERVED
 
 #: The cut must fall between the first token and the last of a real server whose speed a busy
-#: machine changes from one request to the next (it is measured just before the cut). It runs alone, after the other tiers: .ci/run sets M3MON_REAL_ABORTS=1 for one
-#: `make test-real-vllm` of this test (with the overload test, one after the other).
+#: machine changes from one request to the next (it is measured just before the cut). It runs after the
+#: other tiers: .ci/run sets M3MON_REAL_ABORTS=1 for its own `make test-real-vllm` step, whose tests
+#: run one at a time (this module first).
 ALONE = os.environ.get("M3MON_REAL_ABORTS", "") not in ("", "0")
 pytestmark = [
     pytest.mark.skipif(not ALONE, reason="set M3MON_REAL_ABORTS=1: timing needs a machine to itself")

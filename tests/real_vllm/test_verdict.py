@@ -34,8 +34,8 @@ from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
 
 #: Two minutes of a saturated vLLM take the whole of a 2-core CI machine: beside it, other soaks
 #: missed their own timeouts (tests/generate/test_dashboards_no_nan's Prometheus fixture, 180 s).
-#: It runs alone, after the other tiers: .ci/run sets M3MON_VERDICT_OVERLOAD=1 for one
-#: `make test-real-vllm` of this test only.
+#: It runs after the other tiers: .ci/run sets M3MON_VERDICT_OVERLOAD=1 for its own
+#: `make test-real-vllm` step, whose tests run one at a time (this module last).
 OVERLOAD = os.environ.get("M3MON_VERDICT_OVERLOAD", "") not in ("", "0")
 pytestmark = [
     pytest.mark.real,
