@@ -24,6 +24,7 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,39 +110,57 @@ def _total(url: str, expr: str) -> float:
 
 def test_the_step_records_add_up_to_what_the_target_served_never_more(tmp_path: Path) -> None:
     model = build_model(parse_config(CONFIG, "monitor.yaml"))
+    got, served = _counted(tmp_path, model, Target(model), {"scrape_interval": "1s", "scrape_timeout": "1s"},
+                           RISING_FOR)  # fmt: skip
+    assert served["probe runs"] >= 10, f"the target served {served['probe runs']} runs in {RISING_FOR}s"
+    assert got == served, f"step records {got}, served {served}"
+
+
+#: What the step records of the whole run add up to, per kind.
+SUMS = {
+    "slo valid": f"sum(sum_over_time({cv.slo_step_events_record('valid')}[10m]))",
+    "slo bad": f"sum(sum_over_time({cv.slo_step_events_record('bad')}[10m]))",
+    "probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=False)}[10m]))",
+    "failed probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=True)}[10m]))",
+}
+
+
+def _counted(
+    tmp_path: Path,
+    model: Model,
+    target: Target,
+    scrape: dict[str, str],
+    seconds: float,
+    arm: Callable[[str], None] | None = None,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The generated groups (widened) in a real Prometheus scraping ``target``; ``arm(url)`` runs once
+    every step record exists, then the target's counters rise for ``seconds``. Returns what the step
+    records add up to and what the target served, per kind."""
     groups = [_widened(g, model) for g in (*slo_groups(model), *probe_groups(model))]
-    rules = tmp_path / "rules.yml"
-    rules.write_text(yaml.safe_dump({"groups": groups}))
-    target = Target(model)
-    sums = {
-        "slo valid": f"sum(sum_over_time({cv.slo_step_events_record('valid')}[10m]))",
-        "slo bad": f"sum(sum_over_time({cv.slo_step_events_record('bad')}[10m]))",
-        "probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=False)}[10m]))",
-        "failed probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=True)}[10m]))",
-    }
-    config = {
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(rules)],
+    (tmp_path / "rules.yml").write_text(yaml.safe_dump({"groups": groups}))
+    config: dict[str, Any] = {
+        "global": {**scrape, "evaluation_interval": "1s"},
+        "rule_files": [str(tmp_path / "rules.yml")],
         "scrape_configs": [{"job_name": model.alerting.job_monitor, "static_configs": [{"targets": []}]}],
     }
     with serving(target.page) as address:
         config["scrape_configs"][0]["static_configs"][0]["targets"] = [address]
         with running_prometheus(config, tmp_path) as url:
-            wait_for(lambda: all(query(url, e) for e in sums.values()), 30, "every step record")
+            wait_for(lambda: all(query(url, e) for e in SUMS.values()), 30, "every step record")
+            if arm is not None:
+                arm(url)
             with target.lock:
                 start, target.rising = dict(target.counts), True
-            time.sleep(RISING_FOR)
+            time.sleep(seconds)
             with target.lock:
                 end, target.rising = dict(target.counts), False
             final = f"sum({cv.slo_cumulative_events_record('valid')})"
             wait_for(lambda: _total(url, final) == sum(end.values()), 15, "the last reading's record")
             time.sleep(3)  # the steps after it
-            got = {what: _total(url, expr) for what, expr in sums.items()}
+            got = {what: _total(url, expr) for what, expr in SUMS.items()}
     runs = sum(end.values()) - sum(start.values())
     failed = end["timeout"] - start["timeout"]
-    served = {"slo valid": runs, "slo bad": failed, "probe runs": runs, "failed probe runs": failed}
-    assert runs >= 10, f"the target served {runs} runs in {RISING_FOR}s"
-    assert got == served, f"step records {got}, served {served}"
+    return got, {"slo valid": runs, "slo bad": failed, "probe runs": runs, "failed probe runs": failed}
 
 
 def _clock(rfc3339: str) -> float:
@@ -217,37 +236,15 @@ def test_a_target_stale_at_the_cumulative_rule_and_scraped_before_the_step_count
     to what the target served. Scrapes every 3 s (a held answer comes within 2 s, before the
     timeout), evaluations every second."""
     model = build_model(parse_config(CONFIG, "monitor.yaml"))
-    groups = [_widened(g, model) for g in (*slo_groups(model), *probe_groups(model))]
-    (tmp_path / "rules.yml").write_text(yaml.safe_dump({"groups": groups}))
     target = StumblingTarget(model)
-    sums = {
-        "slo valid": f"sum(sum_over_time({cv.slo_step_events_record('valid')}[10m]))",
-        "slo bad": f"sum(sum_over_time({cv.slo_step_events_record('bad')}[10m]))",
-        "probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=False)}[10m]))",
-        "failed probe runs": f"sum(sum_over_time({cv.probe_runs_record('step', failed=True)}[10m]))",
-    }
-    config = {
-        "global": {"scrape_interval": "3s", "scrape_timeout": "2800ms", "evaluation_interval": "1s"},
-        "rule_files": [str(tmp_path / "rules.yml")],
-        "scrape_configs": [{"job_name": model.alerting.job_monitor, "static_configs": [{"targets": []}]}],
-    }
-    with serving(target.page) as address:
-        config["scrape_configs"][0]["static_configs"][0]["targets"] = [address]
-        with running_prometheus(config, tmp_path) as url:
-            wait_for(lambda: all(query(url, e) for e in sums.values()), 30, "every step record")
-            gaps = wait_for(lambda: _gaps(url), 15, "every group's timing")
-            with target.lock:
-                target.gaps = gaps
-                start, target.rising = dict(target.counts), True
-            time.sleep(STUMBLING_FOR)
-            with target.lock:
-                end, target.rising = dict(target.counts), False
-            final = f"sum({cv.slo_cumulative_events_record('valid')})"
-            wait_for(lambda: _total(url, final) == sum(end.values()), 15, "the last reading's record")
-            time.sleep(3)  # the steps after it
-            got = {what: _total(url, expr) for what, expr in sums.items()}
-    runs = sum(end.values()) - sum(start.values())
-    failed = end["timeout"] - start["timeout"]
-    served = {"slo valid": runs, "slo bad": failed, "probe runs": runs, "failed probe runs": failed}
+
+    def arm(url: str) -> None:
+        gaps = wait_for(lambda: _gaps(url), 15, "every group's timing")
+        with target.lock:
+            target.gaps = gaps
+
+    scrape = {"scrape_interval": "3s", "scrape_timeout": "2800ms"}
+    got, served = _counted(tmp_path, model, target, scrape, STUMBLING_FOR, arm)
+    gaps = target.gaps
     assert len(gaps) == 4 and target.held >= len(gaps), f"{target.held} scrapes held for {gaps}"
     assert got == served, f"step records {got}, served {served} ({target.held} held scrapes)"
