@@ -12,7 +12,6 @@ status`` said ``proxy_bound``.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import threading
@@ -25,12 +24,12 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.servers import free_port
 from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
+from tests.real_vllm.verdict_support import WITHIN, samples, status, verdict
 
 #: Two minutes of a saturated vLLM take the whole of a 2-core CI machine: beside it, other soaks
 #: missed their own timeouts (tests/generate/test_dashboards_no_nan's Prometheus fixture, 180 s).
@@ -44,10 +43,8 @@ pytestmark = [
     pytest.mark.skipif(not OVERLOAD, reason="set M3MON_VERDICT_OVERLOAD=1: saturates the machine"),
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 CLIENTS = 16
 QUEUE_OWNED = {"queue_bound", "scheduler_bound", "gpu_bound", "cache_bound"}
-WITHIN = 120.0
 
 
 def _config(tmp: Path, base_url: str, port: int) -> Path:
@@ -95,26 +92,6 @@ def _overload(base_url: str) -> Iterator[None]:
             t.join(70)
 
 
-def _samples(exporter: str, name: str) -> list[tuple[dict[str, str], float]]:
-    page = httpx.get(f"{exporter}/metrics", timeout=5).text
-    return [
-        (s.labels, s.value) for f in text_string_to_metric_families(page) for s in f.samples if s.name == name
-    ]
-
-
-def _verdict(exporter: str) -> str | None:
-    held = [lb["verdict"] for lb, v in _samples(exporter, "m3mon_bottleneck_verdict") if v == 1.0]
-    return held[0] if held else None
-
-
-def _status(config: Path) -> dict[str, Any]:
-    cmd = [*m3mon("slo", "status", "-c", str(config), "--json", "--at", str(time.time()))]
-    out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, check=True).stdout
-    (found,) = json.loads(out)["bottleneck"]
-    assert isinstance(found, dict)
-    return found
-
-
 def test_overload_reads_queue_owned_and_slo_status_agrees(stack: Stack, tmp_path: Path) -> None:
     port = free_port()
     server = VllmServer(stack, free_port(), f"http://127.0.0.1:{port}/v1/traces", tmp_path,
@@ -132,15 +109,15 @@ def test_overload_reads_queue_owned_and_slo_status_agrees(stack: Stack, tmp_path
         )
         with _overload(server.base_url):
             started = time.time()
-            named = wait_until(lambda: v if (v := _verdict(exporter)) in QUEUE_OWNED else None,
+            named = wait_until(lambda: v if (v := verdict(exporter)) in QUEUE_OWNED else None,
                                WITHIN + 30, "a queue-owned verdict on the exporter", every=1.0)  # fmt: skip
             took = time.time() - started
-            status = _status(config)
-            again = _verdict(exporter)
-            shares = _samples(exporter, "m3mon_tail_stage_share_ratio")
-        print(f"verdict {named} after {took:.0f} s; slo status {status['verdict']}: {status['reason']}")
+            said = status(config)
+            again = verdict(exporter)
+            shares = samples(exporter, "m3mon_tail_stage_share_ratio")
+        print(f"verdict {named} after {took:.0f} s; slo status {said['verdict']}: {said['reason']}")
         assert took <= WITHIN, took
-        assert status["verdict"] in (named, again), (named, again, status["reason"])
+        assert said["verdict"] in (named, again), (named, again, said["reason"])
         assert all(v >= 0 for _, v in shares), [s for s in shares if s[1] < 0]
     finally:
         if monitor is not None:
