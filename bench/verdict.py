@@ -11,7 +11,9 @@ Printed:
 * the totals the issue's "done when" asks for: wrong verdicts and flips on the healthy pools, the
   slowest time to the right verdict.
 
-``M3MON_BENCH_WORLDS`` (comma-separated names) runs a subset. Simulated time, so the numbers do
+``M3MON_BENCH_WORLDS`` (comma-separated names) runs a subset; ``M3MON_BENCH_REAL=1`` then runs the
+matrix's reachable cases against a real vLLM (:mod:`bench.verdict_real`: overload, long prompts)
+and prints them beside. Simulated time, so the numbers do
 not depend on the machine; the wall time is printed as a ratio to one world's simulation alone.
 """
 
@@ -96,7 +98,13 @@ def main() -> int:
         median = sorted(known)[len(known) // 2]
         print(f"time to the right verdict: median {median:.0f} s, slowest {max(known):.0f} s")
     print(f"wall time: {elapsed:.1f} s = {elapsed / baseline:.0f}x one world's simulation ({baseline:.2f} s)")
-    return 0 if not never and not any(r.false_before for r in results) else 1
+    real = 0
+    if os.environ.get("M3MON_BENCH_REAL", "") not in ("", "0"):
+        from bench.verdict_real import main as real_cases
+
+        print()
+        real = real_cases()
+    return 0 if not never and not any(r.false_before for r in results) and not real else 1
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from tests.e2e.servers import free_port
 from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
-from tests.real_vllm.verdict_support import WITHIN, samples, status, verdict
+from tests.real_vllm.verdict_support import WITHIN, report, samples, status, verdict
 
 #: Two minutes of a saturated vLLM take the whole of a 2-core CI machine: beside it, other soaks
 #: missed their own timeouts (tests/generate/test_dashboards_no_nan's Prometheus fixture, 180 s).
@@ -115,7 +115,7 @@ def test_overload_reads_queue_owned_and_slo_status_agrees(stack: Stack, tmp_path
             said = status(config)
             again = verdict(exporter)
             shares = samples(exporter, "m3mon_tail_stage_share_ratio")
-        print(f"verdict {named} after {took:.0f} s; slo status {said['verdict']}: {said['reason']}")
+        report("overload: --max-num-seqs 2, 16 streaming clients", "queue-owned", named, took, said)
         assert took <= WITHIN, took
         assert said["verdict"] in (named, again), (named, again, said["reason"])
         assert all(v >= 0 for _, v in shares), [s for s in shares if s[1] < 0]

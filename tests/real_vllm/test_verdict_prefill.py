@@ -39,7 +39,7 @@ from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import HERE, MAX_MODEL_LEN, SERVED, Stack, VllmServer
 from tests.real_vllm.test_verdict import OVERLOAD
-from tests.real_vllm.verdict_support import WITHIN, samples, status, verdict
+from tests.real_vllm.verdict_support import WITHIN, report, samples, status, verdict
 
 pytestmark = [
     pytest.mark.real,
@@ -175,8 +175,8 @@ def test_long_prompts_read_prefill_bound_and_slo_status_agrees(stack: Stack, tmp
             said = status(config)
             again = verdict(exporter)
             shares = samples(exporter, "m3mon_tail_stage_share_ratio")
-        print(f"mean prefill {prefill:.3f} s, TTFT objective {objective_ms} ms; verdict {named} after "
-              f"{took:.0f} s; slo status {said['verdict']}: {said['reason']}")  # fmt: skip
+        case = f"long prompts: 1,700 tokens, mean prefill {prefill:.2f} s, TTFT objective {objective_ms} ms"
+        report(case, "prefill_bound", named, took, said)
         assert took <= WITHIN, took
         assert said["verdict"] in (named, again), (named, again, said["reason"])
         assert all(v >= 0 for _, v in shares), [s for s in shares if s[1] < 0]

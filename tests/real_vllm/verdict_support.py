@@ -37,3 +37,16 @@ def status(config: Path) -> dict[str, Any]:
     (found,) = json.loads(out)["bottleneck"]
     assert isinstance(found, dict)
     return found
+
+
+#: The line each real verdict test prints (``-s``), read by bench/verdict_real.py.
+LINE = "real verdict | {case} | expect {expect} | exporter {named} after {took:.0f} s | slo status {said} | {reason}"
+
+
+def report(case: str, expect: str, named: str, took: float, said: dict[str, Any]) -> None:
+    print()
+    print(
+        LINE.format(
+            case=case, expect=expect, named=named, took=took, said=said["verdict"], reason=said["reason"]
+        )
+    )
