@@ -31,6 +31,7 @@ from monitor.probes.tracing import is_probe_trace
 from monitor.probes.wire import probe_client
 from monitor.scrape import Reading, collect, fingerprint
 from monitor.scrape.signals import Signals
+from monitor.service.confirm_rounds import refused
 from monitor.service.drift_watch import DriftWatch
 from monitor.service.gpu_jobs import GpuScrapes
 from monitor.slo.due import SETTLE, STEP, evaluate_due
@@ -115,6 +116,9 @@ class Jobs:
         self.verdicts: dict[str, Verdict] = {}
         self.last_evaluation: float | None = None  # clock() of the last completed evaluation
         self.fleet: FleetRole | None = None  # fleet mode: shard, replica, evaluator lock
+        #: called with an endpoint whose latest scrape interval refused requests for load
+        #: (monitor.service.confirm_rounds): the service schedules confirmation probe rounds
+        self.on_refused: Callable[[Endpoint], object] | None = None
         self.evaluator = False  # fleet mode: held the evaluator lock at the last evaluate run
         #: judges received spans for the ``source: traffic`` SLOs (its tenant labels live as long)
         self.traffic = TrafficJudge(model)
@@ -163,10 +167,13 @@ class Jobs:
         pair wrote it. Returns the interval since this replica's previous good scrape (None for
         its first or a failed one). The endpoint's GPU exporter, if any, is scraped alongside."""
         if endpoint.gpu_exporter is None:
-            return await self._scrape_engine(endpoint)
-        signals, gpu = await asyncio.gather(self._scrape_engine(endpoint), self.gpu.scrape(endpoint))
-        if gpu is not None:
-            await self.write(gpu_op(gpu))
+            signals = await self._scrape_engine(endpoint)
+        else:
+            signals, gpu = await asyncio.gather(self._scrape_engine(endpoint), self.gpu.scrape(endpoint))
+            if gpu is not None:
+                await self.write(gpu_op(gpu))
+        if self.on_refused is not None and isinstance(signals, Signals) and refused(signals):
+            self.on_refused(endpoint)
         return signals
 
     async def _scrape_engine(self, endpoint: Endpoint) -> Signals | None:

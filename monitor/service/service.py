@@ -26,7 +26,9 @@ import uvicorn
 from monitor.errors import ServiceError, StoreError
 from monitor.exporter import Exporter
 from monitor.fleet.role import FleetMetrics, FleetRole
-from monitor.model import Model
+from monitor.model import Endpoint, Model
+from monitor.probes.confirm import Confirmations
+from monitor.service import confirm_rounds
 from monitor.service import reload as reloading
 from monitor.service.http import make_app
 from monitor.service.jobs import Jobs
@@ -91,6 +93,13 @@ class Service:
         self.tracked = Tracked(self.exporter.service)
         self._reloads: set[asyncio.Task[str | None]] = set()
         self._reload_lock = asyncio.Lock()
+        self.confirmations = Confirmations()
+        if fleet is None:  # fleet mode: a slot's probes are one replica's (confirm_rounds)
+            self.jobs.on_refused = self._confirm
+
+    def _confirm(self, endpoint: Endpoint) -> None:
+        confirm_rounds.schedule(self.scheduler, self.tracked, self.jobs.probe, self.confirmations, endpoint,
+                                time.time())  # fmt: skip
 
     def _check_store(self) -> None:
         """Refuse a store that answers without the m3mon tables or refuses the credentials; start

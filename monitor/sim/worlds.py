@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from monitor.bottleneck.inputs import PEAK_WINDOW, GpuPoint, Inputs, PoolPoint, ProbeRun
 from monitor.bottleneck.tail import SOURCE_METRICS, Sample
+from monitor.probes.confirm import Confirmations
 from monitor.scrape.signals import Histogram
 from monitor.sim import world_surface as surface
 from monitor.sim.world_pool import Load, Pool, Req, World, poisson
@@ -75,12 +76,15 @@ def simulate(w: World) -> Held:
     probes: list[Req] = []
     reported = [0 for _ in pools]
     next_probe, next_scrape, clients_t, probe_no = w.probe_every / 2, SCRAPE, 0.0, 0
+    confirm, extra = Confirmations(), list[float]()  # the service's confirmation rounds
     for second in range(int(w.duration)):
         t = float(second)
         for pool in pools:
             _arrivals(pool, t, len(pools))
+        due = extra.count(t) + (t >= next_probe)
         if t >= next_probe:
             next_probe += w.probe_every
+        for _ in range(due):
             pool, probe_no = pools[probe_no % len(pools)], probe_no + 1
             r = pool.new(t, probe=True)
             if pool.arrive(r, t):
@@ -98,11 +102,19 @@ def simulate(w: World) -> Held:
             next_scrape += SCRAPE
             for k, pool in enumerate(pools):
                 held.pool.append(_interval(pool, hists[k], t))
+                if _refused(held.pool[-1]) and confirm.due([w.name], t):
+                    extra += [float(math.ceil(at)) for at in confirm.times(t)]
                 hists[k] = {name: _Hist(e) for name, e in edges.items()}
                 _gpu_samples(held, pool, t)
         clients_t = t
     _probe_results(held, probes, clients_t)
     return held
+
+
+def _refused(p: PoolPoint) -> bool:
+    """A scrape interval the service reads as refusing work (monitor.service.confirm_rounds)."""
+    codes = sum(p.http_status.get(c, 0.0) for c in ("429", "503"))
+    return bool(p.admission_rejections) or codes > 0
 
 
 def _arrivals(pool: Pool, t: float, share: int) -> None:
