@@ -12,7 +12,7 @@ from monitor.bottleneck.cause_base import BEHIND, BEHIND_SHARE, Cause, best, flo
 from monitor.bottleneck.cause_cache import KV_FULL, cache_evidence
 from monitor.bottleneck.evidence import GAUGES, GPUS, PROBES, SERVER, Evidence
 from monitor.bottleneck.gpu import GpuWindow
-from monitor.bottleneck.moments import recurring, sampled_after_queue, while_queued
+from monitor.bottleneck.moments import queue_grew, recurring, sampled_after_queue, while_queued
 
 #: prefill/decode are causes only when their latency's P95 is at least AT_RISK of its objective
 #: and the stage alone takes at least WORK_SHARE of it (the model's own work, not a wait)
@@ -34,7 +34,13 @@ def queue(e: Evidence) -> Cause | None:
     g, now = e.pool.waiting_growth, e.pool.waiting_now
     if g is not None and now is not None and g >= QUEUE_GROWING and now >= QUEUE_LEVEL:
         return Cause("", "queue", 0.0, GAUGES, f"queue growing {g:+.1f}, {now:.0f} waiting now")
-    return _recurring(e, limit)
+    again = _recurring(e, limit)
+    grew = None if again is not None else queue_grew(e, QUEUE_GROWING, QUEUE_LEVEL)
+    if grew is None:
+        return again
+    at, g, level = grew
+    why = f"queue grew {g:+.1f} to {level:.0f} waiting {e.end - at:.0f} s ago ({now or 0:.0f} waiting now)"
+    return Cause("", "queue", 0.0, GAUGES, why)
 
 
 def _recurring(e: Evidence, limit: float) -> Cause | None:

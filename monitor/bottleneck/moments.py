@@ -16,7 +16,7 @@ from statistics import median
 
 from monitor.bottleneck.evidence import Evidence
 from monitor.bottleneck.gpu import GpuWindow, gpu_window
-from monitor.bottleneck.pool import FULL, above, episodes, merge, queued_spans
+from monitor.bottleneck.pool import FULL, above, episodes, merge, queue_state, queued_spans
 
 #: Requests waited above the floor in this many separate bursts over the tail window: the queue
 #: recurs with the load, and it is a cause between its bursts too (the tail it owns is the window's).
@@ -86,3 +86,17 @@ def while_queued(e: Evidence, limit: float, level: float) -> tuple[GpuWindow, bo
         and any(ceilings.get(ep) for ep in running)
     )
     return gpu_window(points, -math.inf, e.end, live=False), full
+
+
+def queue_grew(e: Evidence, growing: float, level: float) -> tuple[float, float, float] | None:
+    """The latest scrape in the recent window at which the queue was growing — by ``growing`` or
+    more over the recent window ending there, with ``level`` or more waiting over its last
+    quarter — as (its end, the growth, the level); None if at none. A queue that grew at a burst
+    is evidence for the recent window, as the probes' and the histograms' queue times are, rather
+    than only while it still grows."""
+    for end in sorted({p.end for p in e.intervals if e.recent_start < p.end <= e.end}, reverse=True):
+        inside = [p for p in e.intervals if end - e.recent < p.end <= end]
+        g, now = queue_state(inside, end - e.recent, end)
+        if g is not None and now is not None and g >= growing and now >= level:
+            return end, g, now
+    return None

@@ -192,7 +192,8 @@ def _late(rows: Sequence[tuple[float, float]], since: float) -> float | None:
     return sum(late) / len(late) if late else None
 
 
-def _queue(now: Sequence[PoolPoint], start: float, end: float) -> tuple[float | None, float | None]:
+def queue_state(now: Sequence[PoolPoint], start: float, end: float) -> tuple[float | None, float | None]:
+    """The queue's growth over (start, end] and its level over the window's last quarter, summed."""
     growth, level = [], []
     last_quarter = end - (end - start) / 4
     for rows in _per_endpoint(now).values():
@@ -239,7 +240,7 @@ def pool_window(
     merged = {s: h for s in SERVER_STAGES if (h := merge(now, s)) is not None}
     stages = {s: q for s, h in merged.items() if (q := h.quantile(0.95)) is not None}
     seen = merged.get("ttft") or merged.get("e2e")
-    growth, level = _queue(now, start, end)
+    growth, level = queue_state(now, start, end)
     batch = batches(points, start, end, peaks or {})
     running_now = sum(b[0] for b in batch.values()) if batch else None
     running_peak = sum(b[1] for b in batch.values()) if batch else None
