@@ -23,7 +23,8 @@ QUEUE_LEVEL = 2.0
 
 
 def queue(e: Evidence) -> Cause | None:
-    """The queue's cost from every source, or the queue growing right now (module docstring)."""
+    """The queue's cost from every source, or the queue growing now or at a scrape of the recent
+    window (:func:`monitor.bottleneck.moments.queue_grew`), or recurring (module docstring)."""
     limit = floor(e, "ttft")
     found = [c for c in (best(e, "queue", "ttft"),) if c is not None]
     server = e.pool.stage_p95.get("queue")
