@@ -218,6 +218,23 @@ def probe_task(request_class: str) -> str:
     return f"probe:{request_class}"
 
 
+def confirm_task(request_class: str) -> str:
+    """The ``task`` label of a request class's confirmation rounds (monitor.probes.confirm): apart
+    from its probe rounds, so ``probe:<class>`` counts the configured rounds only; kind ``probe``."""
+    return f"{probe_task(request_class)}:confirm"
+
+
+#: Why a probe ran (``ProbeResult.purpose``, stored in ``probe_results.extra``). ``sli``: a
+#: scheduled round, an SLI event of its class's probe SLOs. ``confirm``: a confirmation round
+#: (monitor.probes.confirm), evidence for the bottleneck verdict only, never an SLI event: it runs
+#: when the server refuses work, so counting it would oversample exactly the bad minutes.
+PURPOSE_SLI: Final = "sli"
+PURPOSE_CONFIRM: Final = "confirm"
+PURPOSES: Final = (PURPOSE_SLI, PURPOSE_CONFIRM)
+#: Key of ``probe_results.extra`` holding the run's purpose (absent on rows stored before it: ``sli``).
+PURPOSE_KEY: Final = "purpose"
+
+
 #: Store ops that failed for a reason of their own (not an unreachable database), written to the
 #: dead-letter file in ``storage.buffer_dir`` instead of the database; by ``reason``.
 STORE_DEAD_LETTERS: Final = "m3mon_store_dead_letters_total"

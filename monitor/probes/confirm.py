@@ -9,9 +9,11 @@ average and after 12 one time in 70: the retry storm would be named minutes late
 
 So when a scrape of an endpoint shows refusals, each of its classes gets :data:`ROUNDS` extra probe
 rounds :data:`EVERY` seconds apart, at most once per :data:`COOLDOWN` per class: with 30 %
-refused, the chance that none of them meets a refusal is 0.7**10, 3 %. They are ordinary probe
-rounds (stored and counted as any other), so the verdict reads them as it reads every round
-(docs/bottleneck.md "Shedding and retries").
+refused, the chance that none of them meets a refusal is 0.7**10, 3 %. Their runs are stored and
+the verdict reads them as it reads every round (docs/bottleneck.md, "Refusals: confirmation probe
+rounds"), but they are diagnostic, no SLI events (``purpose`` ``confirm``, docs/slo-events.md): they
+run exactly when the server refuses, so counting them would oversample the bad minutes and burn the
+probe SLOs from the monitor's own change of sampling rate.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@
   it answered right and met every latency limit of its class (the ``goodput`` SLI; only when the
   exporter passes a goodput judge).
 
-Latencies are observed for every *answered* probe, right or wrong (a wrong answer is still a
+Only SLI events are observed: a confirmation round (:mod:`monitor.probes.confirm`) is in no
+family. Latencies are observed for every *answered* probe, right or wrong (a wrong answer is still a
 wait the user had; correctness is its own SLI) and never for unanswered or ``monitor_error`` runs:
 the same events the store counts (:mod:`monitor.events`, docs/slo-events.md). Every
 ``m3mon_probe_total`` series (each endpoint, class, kind and reason) exists at 0 from the start,
@@ -143,6 +144,9 @@ class ProbeMetrics:
         return self.goodput.labels(*key, labels[cv.L_REASON], labels[cv.L_GOOD])
 
     def observe(self, result: ProbeResult) -> None:
+        """Count one run; a diagnostic run (not an SLI event: a confirmation round) in no family."""
+        if not result.sli_event:
+            return
         key = (result.endpoint, result.request_class, result.kind)
         labels = probe_labels(result.reason)
         self.total.labels(*key, labels[cv.L_RESULT], labels[cv.L_REASON]).inc()

@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from monitor.conventions import AVAILABILITY_FAILURES, FAILURE_CATEGORIES, MONITOR_FAILURES
+from monitor.conventions import (
+    AVAILABILITY_FAILURES,
+    FAILURE_CATEGORIES,
+    MONITOR_FAILURES,
+    PURPOSE_SLI,
+    PURPOSES,
+)
 
 
 @dataclass(frozen=True)
@@ -113,10 +119,21 @@ class ProbeResult:
     log: tuple[str, ...] = ()
     finished_at: float | None = None  # wall-clock Unix seconds the outcome was known (completion/timeout)
     crashed: bool = False  # the prober itself raised; ``reason`` is then monitor_error (see docs/probes.md)
+    #: why it ran (PURPOSES): ``sli`` a scheduled round; anything else is diagnostic (:attr:`sli_event`)
+    purpose: str = PURPOSE_SLI
 
     def __post_init__(self) -> None:
         if self.reason is not None and self.reason not in FAILURE_CATEGORIES:
             raise ValueError(f"unknown failure category {self.reason!r}")
+        if self.purpose not in PURPOSES:
+            raise ValueError(f"unknown probe purpose {self.purpose!r}")
+
+    @property
+    def sli_event(self) -> bool:
+        """Whether the run is an SLI event of its class's probe SLOs: only scheduled rounds are. A
+        diagnostic run (a confirmation round) is stored for the bottleneck verdict, but counts in no
+        SLI, exporter probe family or report figure (docs/slo-events.md)."""
+        return self.purpose == PURPOSE_SLI
 
     @property
     def ok(self) -> bool:

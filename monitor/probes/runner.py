@@ -118,8 +118,10 @@ async def run_round(
     metrics: ProbeMetrics | None = None,
     on_result: Callable[[ProbeResult], Awaitable[None]] | None = None,
     only: Callable[[PlannedProbe], bool] | None = None,
+    purpose: str = cv.PURPOSE_SLI,
 ) -> list[ProbeResult]:
     """Run every planned probe once (or those ``only`` accepts: fleet slot claims); results in plan order.
+    ``purpose``: the results' (:attr:`ProbeResult.purpose`; a confirmation round's are no SLI events).
 
     Each result is observed into ``metrics`` and handed to ``on_result`` the moment it completes,
     not when the round ends: its events happen then, and a store evaluating that minute must
@@ -129,7 +131,8 @@ async def run_round(
     if client is None:
         async with probe_client() as own:
             return await run_round(model, classes, kinds, own, concurrency=concurrency, jitter=jitter,
-                                   metrics=metrics, on_result=on_result, only=only)  # fmt: skip
+                                   metrics=metrics, on_result=on_result, only=only,
+                                   purpose=purpose)  # fmt: skip
     gates = {e.name: asyncio.Semaphore(concurrency) for e in model.endpoints}
 
     async def one(p: PlannedProbe) -> ProbeResult:
@@ -137,6 +140,8 @@ async def run_round(
             await asyncio.sleep(random.uniform(0.0, p.spec.plan.jitter))
         async with gates[p.target.endpoint.name]:
             result = await run_probe(p, client)
+        if purpose != result.purpose:
+            result = dataclasses.replace(result, purpose=purpose)
         if metrics is not None:
             metrics.observe(result)
         if on_result is not None:

@@ -134,7 +134,7 @@ def _probes(model: Model, session: Session, start: float, end: float) -> list[Sa
     from monitor.report.redact import Redactor
 
     period = Period("verdict", datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
-    return ProbeFacts(model, session, period, Redactor.for_model(model), end).samples()
+    return ProbeFacts(model, session, period, Redactor.for_model(model), end, diagnostic=True).samples()
 
 
 def verdicts(

@@ -4,7 +4,8 @@ Read from ``probe_results`` for probes started in ``(start, end]`` whose outcome
 report's end (start + e2e, or + the class's probe timeout when no e2e was measured), so a report
 built again at the same ``--now`` reads the same probes, and outside maintenance as the SLIs count
 them (a run whose outcome was known inside an occurrence covering its class and endpoint is no
-event: :func:`outside_maintenance`; latency, breakdown, failures and goodput read the same runs).
+event: :func:`outside_maintenance`, nor is a confirmation round: :data:`SLI_RUN`; latency,
+breakdown, failures and goodput read the same runs).
 Latency only counts probes the service answered (not an availability failure), as the SLO slices do:
 
 * TTFT and end-to-end: one value per probe, percentiles are linear interpolations between order
@@ -43,6 +44,7 @@ from monitor.report.data import Period, ProbeFailure
 from monitor.report.latency_data import LATENCY_KINDS, Breakdown, BreakdownSeries, LatencyStats
 from monitor.report.redact import Redactor
 from monitor.store.ops import COMPLETED_AT
+from monitor.store.queries import SLI_RUN
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from monitor.traces.span import ServerSpan
 from monitor.traces.stages import trace_stages
@@ -149,8 +151,16 @@ class ProbeFacts:
     Unix time, or the week's end)."""
 
     def __init__(
-        self, model: Model, session: Session, week: Period, red: Redactor, as_of: float | None = None
+        self,
+        model: Model,
+        session: Session,
+        week: Period,
+        red: Redactor,
+        as_of: float | None = None,
+        diagnostic: bool = False,
     ) -> None:
+        """``diagnostic``: read the runs that are no SLI events too (confirmation rounds): the
+        bottleneck verdict's evidence does, the report's figures do not."""
         self.model = model
         self.classes = [c.name for c in model.classes]
         self.session = session
@@ -160,7 +170,8 @@ class ProbeFacts:
         timeouts = {c.name: c.probe.timeout for c in model.classes}
         known = P.started_at + func.coalesce(P.e2e, case(timeouts, value=P.request_class, else_=0.0))
         self.in_week = (P.started_at > self.start, P.started_at <= self.end, known <= self.end,
-                        *outside_maintenance(model, self.start, self.end))  # fmt: skip
+                        *outside_maintenance(model, self.start, self.end),
+                        *(() if diagnostic else (SLI_RUN,)))  # fmt: skip
         # answered as docs/slo-events.md defines it: neither unanswered nor the monitor's own fault
         self.answered = or_(P.reason.is_(None), P.reason.not_in(sorted((*UNANSWERED, *MONITOR))))
         self._samples: list[Sample] | None = None

@@ -39,6 +39,7 @@ from monitor.report.collect_bottleneck import timing
 from monitor.report.collect_probes import COMPLETION
 from monitor.report.collect_traffic import COLUMNS as TRAFFIC_COLUMNS
 from monitor.slo.span_goodput import SpanJudge, span_failure
+from monitor.store.queries import SLI_RUN
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from monitor.traces.span import ServerSpan
 from monitor.traces.stages import TRACE_STAGES, trace_stages
@@ -150,7 +151,7 @@ def _probe_bad(model: Model, slo: SLO, row: Any) -> tuple[bool, float | None] | 
 
 def _probe_requests(model: Model, session: Session, slo: SLO, start: float, end: float) -> list[Request]:
     stages = [c.label(f"stage_{k}") for k, c in _PROBE_STAGES.items()]
-    inside = (P.request_class == slo.request_class, start < COMPLETION, end >= COMPLETION)
+    inside = (P.request_class == slo.request_class, start < COMPLETION, end >= COMPLETION, SLI_RUN)
     rows = [tuple(r) for r in session.execute(select(P, *stages).where(*inside))]
     traced = [t for r in rows if (t := cast(ProbeResultRow, r[0]).trace_id)]
     spans = _spans_of(session, traced)

@@ -3,9 +3,11 @@
 
 A scrape interval *refuses* when vLLM's ``admission_rejections_total`` grew or the server answered
 429/503 (SGLang's exact codes; vLLM's grouped ``4xx`` also holds bad requests, so it is not read).
-The rounds are the class's own probe job run at fixed times (no jitter), under its task name, so
-they are tracked, stored and counted as any round. Fleet mode has none: a slot's probes are
-claimed by one replica per slot, and extra rounds would have no slot.
+The rounds are the service's confirmation job (:meth:`~monitor.service.jobs.Jobs.confirm`) run at
+fixed times, tracked under their own task (``probe:<class>:confirm``): their results are stored
+for the verdict but are no SLI events, so the probe SLIs keep sampling at the configured rate.
+Fleet mode has none: a slot's probes are claimed by one replica per slot, and extra rounds would
+have no slot.
 """
 
 from __future__ import annotations
@@ -43,15 +45,16 @@ def schedule(
     now: float,
 ) -> list[str]:
     """Add the confirmation rounds of ``endpoint``'s classes that are due; returns their job ids.
-    ``wrap`` is the service's :class:`~monitor.service.schedule.Tracked`, ``probe`` its probe job."""
+    ``wrap`` is the service's :class:`~monitor.service.schedule.Tracked`, ``probe`` its confirmation
+    job (called with the class)."""
     added = []
     for cls in confirmations.due(endpoint.classes, now):
-        task = cv.probe_task(cls)
+        task = cv.confirm_task(cls)
         log.info("%s refuses requests: %d confirmation probe rounds of %s, %g s apart", endpoint.name,
                  confirmations.rounds, cls, confirmations.every)  # fmt: skip
         for k, at in enumerate(confirmations.times(now)):
-            job_id = f"{task}:confirm:{k}"
+            job_id = f"{task}:{k}"
             scheduler.add_job(wrap(task, probe), trigger="date", run_date=datetime.fromtimestamp(at, UTC),
-                              args=[cls, False], id=job_id, name=task, replace_existing=True)  # fmt: skip
+                              args=[cls], id=job_id, name=task, replace_existing=True)  # fmt: skip
             added.append(job_id)
     return added

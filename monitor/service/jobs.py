@@ -18,6 +18,7 @@ from typing import Final
 
 import httpx
 
+from monitor import conventions as cv
 from monitor.bottleneck.rules import Verdict
 from monitor.errors import ScrapeError
 from monitor.exporter import Exporter
@@ -241,6 +242,14 @@ class Jobs:
                                   metrics=self.exporter.probes, on_result=record, only=only)  # fmt: skip
         self.probe_outcomes.update("ok" if r.ok else (r.reason or "unknown") for r in results)
         return results
+
+    async def confirm(self, class_name: str) -> list[ProbeResult]:
+        """One confirmation round of the class (:mod:`monitor.probes.confirm`), without jitter: its
+        results are stored for the bottleneck verdict and are no SLI events (no slices, no exporter
+        probe family: :attr:`ProbeResult.sli_event`)."""
+        return await run_round(self.model, [class_name], client=self.probe_client, jitter=False,
+                               metrics=self.exporter.probes, on_result=self._record,
+                               purpose=cv.PURPOSE_CONFIRM)  # fmt: skip
 
     def assess(self) -> tuple[Verdict, ...] | Skipped:
         """Every class's bottleneck verdict, and the requests behind burning SLOs

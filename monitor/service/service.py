@@ -98,7 +98,7 @@ class Service:
             self.jobs.on_refused = self._confirm
 
     def _confirm(self, endpoint: Endpoint) -> None:
-        confirm_rounds.schedule(self.scheduler, self.tracked, self.jobs.probe, self.confirmations, endpoint,
+        confirm_rounds.schedule(self.scheduler, self.tracked, self.jobs.confirm, self.confirmations, endpoint,
                                 time.time())  # fmt: skip
 
     def _check_store(self) -> None:

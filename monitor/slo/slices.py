@@ -6,7 +6,8 @@ docs/slo-events.md states it in words):
 
 * a probe result (:func:`slices_from_probe`) gives one slice per probe-sourced SLO of its class it
   is an event of, placed at the run's completion (``start == end == completed_at``): a probe that
-  times out after 300 s counts in the windows that cover its timeout;
+  times out after 300 s counts in the windows that cover its timeout; a confirmation round's run
+  (not a scheduled round) gives none (docs/slo-events.md, "Which probe runs are events");
 * a scrape interval (:func:`slices_from_signals`) gives one slice per server-sourced SLO of every
   class the endpoint serves, covering ``(signals.start, signals.end]``;
 * a batch of received spans gives one slice per traffic-sourced SLO and endpoint it holds events
@@ -102,7 +103,10 @@ def _probe_counts(model: Model, slo: SLO, result: ProbeResult) -> tuple[float, f
 
 
 def slices_from_probe(model: Model, result: ProbeResult) -> list[EventSlice]:
-    """Event slices for every probe-sourced SLO of the result's request class."""
+    """Event slices for every probe-sourced SLO of the result's request class; none for a
+    diagnostic run (:attr:`ProbeResult.sli_event`: a confirmation round is no SLI event)."""
+    if not result.sli_event:
+        return []
     try:
         rc = model.request_class(result.request_class)
     except KeyError:

@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from monitor import conventions as cv
 from monitor.errors import StoreError
 from monitor.model import Endpoint, Model
 from monitor.probes.gaps import itl_histogram
@@ -100,6 +101,7 @@ def _extra(result: ProbeResult) -> dict[str, Any]:
         "usage": asdict(u),
         "extra": dict(result.extra),
         COMPLETED_AT: result.completed_at,
+        cv.PURPOSE_KEY: result.purpose,
     }
 
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
-from monitor.conventions import BURN_ALERTS
+from monitor.conventions import BURN_ALERTS, PURPOSE_KEY, PURPOSE_SLI
 from monitor.slo.evaluate import STATUS_BURNING, STATUS_EXHAUSTED, SLOEvaluation, WindowResult
 from monitor.store.evaluations import EvaluationRepo, window_results
 from monitor.store.tables import (
@@ -25,6 +25,12 @@ from monitor.store.tables import (
     ProbeResultRow,
     ScrapeIntervalRow,
     ServerSpanRow,
+)
+
+#: The stored probe runs that are SLI events: scheduled rounds, not diagnostic ones such as a
+#: confirmation round (``ProbeResult.purpose``; a row stored before the purpose was is a round).
+SLI_RUN: ColumnElement[bool] = (
+    func.coalesce(ProbeResultRow.extra[PURPOSE_KEY].as_string(), PURPOSE_SLI) == PURPOSE_SLI
 )
 
 
@@ -95,7 +101,7 @@ def probe_failures(session: Session, start: float, end: float) -> list[FailureCo
     p = ProbeResultRow
     q = (
         select(p.request_class, p.kind, p.reason, func.count())
-        .where(p.started_at >= start, p.started_at < end, p.reason.is_not(None))
+        .where(p.started_at >= start, p.started_at < end, p.reason.is_not(None), SLI_RUN)
         .group_by(p.request_class, p.kind, p.reason)
     )
     rows = [FailureCount(c, k, str(r), int(n)) for c, k, r, n in session.execute(q)]
@@ -228,7 +234,7 @@ def daily_latency(session: Session, start: float, end: float) -> list[DailyLaten
     """p50/p95/p99 of TTFT and e2e of successful probes per class per UTC day."""
     p = ProbeResultRow
     q = select(p.request_class, p.started_at, p.ttft, p.e2e).where(
-        p.started_at >= start, p.started_at < end, p.ok.is_(True)
+        p.started_at >= start, p.started_at < end, p.ok.is_(True), SLI_RUN
     )
     samples: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for cls, at, ttft, e2e in session.execute(q):

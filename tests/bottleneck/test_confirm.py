@@ -67,7 +67,7 @@ def test_each_class_gets_its_rounds_once_per_cooldown() -> None:
     )
     confirmations = Confirmations()
 
-    async def probe(cls: str, jitter: bool) -> None:
+    async def probe(cls: str) -> None:
         raise AssertionError("not run")
 
     def wrap(task: str, fn: object) -> object:
@@ -78,8 +78,8 @@ def test_each_class_gets_its_rounds_once_per_cooldown() -> None:
     jobs = scheduler.get_jobs()
     later = confirm_rounds.schedule(scheduler, wrap, probe, confirmations, ep, 1_000_000.0 + 900)
     assert len(added) == 2 * ROUNDS and again == [] and len(later) == 2 * ROUNDS
-    assert len(jobs) == 2 * ROUNDS and {j.name for j in jobs} == {"probe:chat", "probe:rag"}
-    runs = sorted(j.trigger.run_date.timestamp() for j in jobs if tuple(j.args) == ("chat", False))
+    assert len(jobs) == 2 * ROUNDS and {j.name for j in jobs} == {"probe:chat:confirm", "probe:rag:confirm"}
+    runs = sorted(j.trigger.run_date.timestamp() for j in jobs if tuple(j.args) == ("chat",))
     assert len(runs) == ROUNDS and runs[0] > 1_000_000.0
     assert all(b - a == runs[1] - runs[0] > 0 for a, b in itertools.pairwise(runs))
 
