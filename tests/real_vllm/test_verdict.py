@@ -31,6 +31,7 @@ from tests.e2e.servers import free_port
 from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
+from tests.support import localhttp
 
 #: Two minutes of a saturated vLLM take the whole of a 2-core CI machine: beside it, other soaks
 #: missed their own timeouts (tests/generate/test_dashboards_no_nan's Prometheus fixture, 180 s).
@@ -96,7 +97,7 @@ def _overload(base_url: str) -> Iterator[None]:
 
 
 def _samples(exporter: str, name: str) -> list[tuple[dict[str, str], float]]:
-    page = httpx.get(f"{exporter}/metrics", timeout=5).text
+    page = localhttp.get(f"{exporter}/metrics", timeout=5).text
     return [
         (s.labels, s.value) for f in text_string_to_metric_families(page) for s in f.samples if s.name == name
     ]
@@ -128,7 +129,7 @@ def test_overload_reads_queue_owned_and_slo_status_agrees(stack: Stack, tmp_path
                                        stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
         exporter = f"http://127.0.0.1:{port}"
         wait_until(
-            lambda: httpx.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
+            lambda: localhttp.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
         )
         with _overload(server.base_url):
             started = time.time()
