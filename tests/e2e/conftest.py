@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 
 from monitor.sim.harness import SimHandle, running_simulator
 from tests.e2e.stack import SIM, m3mon, stop, wait_until
+from tests.support import localhttp
 from tests.support.postgres import postgres_cluster  # noqa: F401 - a fixture, re-exported
 
 
@@ -32,7 +32,7 @@ def sim_process(port: int, log: Path, *flags: str) -> Iterator[subprocess.Popen[
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_until(lambda: httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200,
+        wait_until(lambda: localhttp.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200,
                    30, f"m3mon sim on port {port}")  # fmt: skip
         yield proc
     finally:

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from monitor.store.tables import Base
 from tests.e2e.servers import Capture, free_port
+from tests.support import localhttp
 from tests.support.real import require_binary
 
 T = TypeVar("T")
@@ -95,7 +96,7 @@ class Stack:
     # --- the monitor ------------------------------------------------------------------------
 
     def metrics(self) -> str:
-        return httpx.get(f"{self.exporter}/metrics", timeout=5).text
+        return localhttp.get(f"{self.exporter}/metrics", timeout=5).text
 
     def samples(self, name: str, **labels: str) -> list[tuple[dict[str, str], float]]:
         """Exporter samples called ``name`` whose labels include ``labels``."""
@@ -141,11 +142,11 @@ class Stack:
     # --- Prometheus and Alertmanager --------------------------------------------------------------
 
     def prom_alerts(self, name: str, state: str = "firing") -> list[dict[str, Any]]:
-        body = httpx.get(f"{self.prometheus}/api/v1/alerts", timeout=5).json()
+        body = localhttp.get(f"{self.prometheus}/api/v1/alerts", timeout=5).json()
         return [a for a in body["data"]["alerts"] if a["labels"]["alertname"] == name and a["state"] == state]
 
     def all_prom_alerts(self) -> list[dict[str, Any]]:
-        return list(httpx.get(f"{self.prometheus}/api/v1/alerts", timeout=5).json()["data"]["alerts"])
+        return list(localhttp.get(f"{self.prometheus}/api/v1/alerts", timeout=5).json()["data"]["alerts"])
 
     def wait_quiet(self, class_: str) -> None:
         """Wait until the class's probe results are in Prometheus and start-up absences cleared.
@@ -157,13 +158,13 @@ class Stack:
         wait_until(lambda: self.all_prom_alerts() == [], 10, "start-up absences to clear")
 
     def am_alerts(self, name: str) -> list[dict[str, Any]]:
-        body = httpx.get(
+        body = localhttp.get(
             f"{self.alertmanager}/api/v2/alerts", params={"filter": f'alertname="{name}"'}, timeout=5
         )
         return [a for a in body.json() if a["status"]["state"] == "active"]
 
     def query(self, expr: str) -> list[dict[str, Any]]:
-        body = httpx.get(f"{self.prometheus}/api/v1/query", params={"query": expr}, timeout=5).json()
+        body = localhttp.get(f"{self.prometheus}/api/v1/query", params={"query": expr}, timeout=5).json()
         assert body["status"] == "success", body
         return list(body["data"]["result"])
 
@@ -263,7 +264,7 @@ def _spawn(
 
 
 def _ready(url: str) -> bool:
-    return httpx.get(url, timeout=1).status_code == 200
+    return localhttp.get(url, timeout=1).status_code == 200
 
 
 @contextmanager

@@ -6,13 +6,13 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from monitor.sim.harness import SimHandle, running_simulator
 from monitor.store.tables import ProbeResultRow, ScrapeIntervalRow
 from tests.e2e.servers import BadMetrics
 from tests.e2e.stack import SIM, endpoint, m3mon, request_class, running_stack, wait_until
+from tests.support import localhttp
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(90)]
 
@@ -58,7 +58,9 @@ def test_hostile_model_output_is_escaped_and_never_a_label(sim: SimHandle, tmp_p
         sim.set_faults(wrong_model=HOSTILE)
         wait_until(lambda: st.total("m3mon_probe_total", reason="wrong_model") >= 3, 20, "wrong_model probes")
         wait_until(lambda: st.query('m3mon_probe_total{reason="wrong_model"}'), 10, "Prometheus has them")
-        series = httpx.get(f"{st.prometheus}/api/v1/series", params={"match[]": '{job=~".+"}'}, timeout=10)
+        series = localhttp.get(
+            f"{st.prometheus}/api/v1/series", params={"match[]": '{job=~".+"}'}, timeout=10
+        )
         exported = st.metrics()
         assert st.stop_monitor() == 0, st.log_text()
     assert series.status_code == 200 and series.json()["data"]
@@ -74,7 +76,7 @@ def test_hostile_model_output_is_escaped_and_never_a_label(sim: SimHandle, tmp_p
 def test_api_key_is_used_but_never_written_anywhere(tmp_path: Path) -> None:
     env = {"E2E_M3_KEY": SECRET, "PATH": "/usr/bin:/bin"}
     with running_simulator(**SIM, api_key=SECRET) as sim:
-        assert httpx.post(f"{sim.base_url}/v1/chat/completions", json={}, timeout=5).status_code == 401
+        assert localhttp.post(f"{sim.base_url}/v1/chat/completions", json={}, timeout=5).status_code == 401
         eps = [endpoint("pool", sim.base_url, ["chat-32k"], api_key_env="E2E_M3_KEY")]
         with running_stack(tmp_path, eps, [request_class("chat-32k", ["chat", "tool_call"], AVAILABILITY)],
                            alerting=False, env=env) as st:  # fmt: skip

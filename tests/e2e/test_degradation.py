@@ -13,6 +13,7 @@ import pytest
 from monitor.sim.harness import SimHandle
 from monitor.store.tables import IncidentRow, ProbeResultRow, ScrapeIntervalRow
 from tests.e2e.stack import MODEL, endpoint, request_class, running_stack, wait_until
+from tests.support import localhttp
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(90)]
 
@@ -88,7 +89,7 @@ def test_health_ok_while_completions_fail_is_caught(sim: SimHandle, tmp_path: Pa
         wait_until(lambda: st.prom_alerts("VLLMHealthyButProbesFailing"), 30, "VLLMHealthyButProbesFailing")
         wait_until(lambda: st.am_alerts("VLLMHealthyButProbesFailing"), 10, "it in Alertmanager")
         wait_until(lambda: "availability" in _firing_slos(st), 10, "the availability page")
-        assert httpx.get(f"{sim.base_url}/health", timeout=5).status_code == 200
+        assert localhttp.get(f"{sim.base_url}/health", timeout=5).status_code == 200
         health = st.total("m3mon_endpoint_health_up", endpoint="pool")
         failed = st.total("m3mon_probe_total", reason="http_status")
         wait_until(lambda: st.count(IncidentRow, IncidentRow.alertname == "VLLMHealthyButProbesFailing"), 10,

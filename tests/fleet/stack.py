@@ -17,10 +17,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
 from monitor.sim.harness import running_simulator
 from monitor.store.migrate import upgrade
+from tests.support import localhttp
 from tests.support.postgres import fresh_database
 from tests.support.prometheus import free_port
 
@@ -50,7 +49,7 @@ class Replica:
         return f"http://127.0.0.1:{self.port}"
 
     def gauge(self, metric: str) -> float | None:
-        for line in httpx.get(f"{self.url}/metrics", timeout=10).text.splitlines():
+        for line in localhttp.get(f"{self.url}/metrics", timeout=10).text.splitlines():
             if line.startswith(metric + " "):
                 return float(line.split()[1])
         return None

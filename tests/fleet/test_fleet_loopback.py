@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
@@ -28,6 +27,7 @@ from monitor.generate.rules import rule_file
 from monitor.model import Fleet as FleetModel
 from monitor.model import FleetMonitor, load_model
 from tests.fleet.stack import CLASS, SHARDS, STEP, Fleet, prometheus_shard, running_fleet
+from tests.support import localhttp
 from tests.support.prometheus import query, running_prometheus, wait_for
 
 pytestmark = pytest.mark.timeout(180)
@@ -86,7 +86,7 @@ def test_each_endpoint_probed_by_its_shard_once_per_slot_and_one_evaluator(stack
     time.sleep(STEP)  # one more slot, claimed by both replicas of each pair
     oracle = {e: prometheus_shard(e, SHARDS) for e in fleet.endpoints}
     # Prometheus' own hashmod over the generated per-shard jobs keeps the same endpoints
-    active = httpx.get(f"{prom}/api/v1/targets", params={"state": "active"}, timeout=5).json()
+    active = localhttp.get(f"{prom}/api/v1/targets", params={"state": "active"}, timeout=5).json()
     targets = [
         t["labels"] for t in active["data"]["activeTargets"] if t["labels"]["job"].startswith("vllm-shard-")
     ]
@@ -114,7 +114,7 @@ def test_each_endpoint_probed_by_its_shard_once_per_slot_and_one_evaluator(stack
 def _counters(rep: Any) -> dict[str, float]:
     """One /metrics snapshot of a replica: probes run, and its claims won/lost/unavailable."""
     out = dict.fromkeys(("runs", "won", "lost", "unavailable"), 0.0)
-    for line in httpx.get(f"{rep.url}/metrics", timeout=10).text.splitlines():
+    for line in localhttp.get(f"{rep.url}/metrics", timeout=10).text.splitlines():
         value = line.rsplit(" ", 1)[-1]
         if line.startswith(cv.PROBE_TOTAL + "{"):
             out["runs"] += float(value)

@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from monitor import conventions as cv
@@ -31,6 +30,7 @@ from monitor.generate.rules import Group, rule_file
 from monitor.generate.slo_rules import slo_groups
 from monitor.model import load_model
 from tests.fleet.stack import prometheus_shard
+from tests.support import localhttp
 from tests.support.exposition import serving
 from tests.support.processes import running_process
 from tests.support.prometheus import free_port, running_prometheus, wait_for
@@ -132,7 +132,7 @@ def _config(model: Any, target: str, rules: Path, vm_url: str) -> dict[str, Any]
 
 
 def _firing(url: str) -> set[tuple[str, str]]:
-    alerts = httpx.get(url, timeout=5).json()["data"]["alerts"]
+    alerts = localhttp.get(url, timeout=5).json()["data"]["alerts"]
     return {
         (a["labels"]["alertname"], a["labels"].get("endpoint", "")) for a in alerts if a["state"] == "firing"
     }

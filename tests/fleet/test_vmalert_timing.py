@@ -38,13 +38,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from monitor import conventions as cv
 from monitor.generate.rules import rule_file
 from monitor.generate.slo_rules import slo_groups
 from monitor.model import Model, load_model
+from tests.support import localhttp
 from tests.support.exposition import serving
 from tests.support.processes import running_process
 from tests.support.prometheus import free_port, running_prometheus, wait_for
@@ -126,7 +126,7 @@ def _prometheus(model: Model, target: str, rules: Path, vm_url: str) -> dict[str
 
 def _active(url: str, klass: str) -> dict[str, float]:
     """{alert name: activeAt (Unix seconds)} of the SLO alerts of ``klass`` that are firing."""
-    alerts = httpx.get(f"{url}/api/v1/alerts", timeout=5).json()["data"]["alerts"] or []  # vmalert: null
+    alerts = localhttp.get(f"{url}/api/v1/alerts", timeout=5).json()["data"]["alerts"] or []  # vmalert: null
     return {
         a["labels"]["alertname"]: dt.datetime.fromisoformat(a["activeAt"].replace("Z", "+00:00")).timestamp()
         for a in alerts
@@ -149,7 +149,7 @@ def _alerts(alert: str, klass: str = "c") -> str:
 
 
 def _samples(url: str, selector: str, window: str = "5m") -> list[tuple[float, float]]:
-    body = httpx.get(f"{url}/api/v1/query", params={"query": f"{selector}[{window}]"}, timeout=5).json()
+    body = localhttp.get(f"{url}/api/v1/query", params={"query": f"{selector}[{window}]"}, timeout=5).json()
     return [(float(t), float(v)) for series in body["data"]["result"] for t, v in series["values"]]
 
 

@@ -30,6 +30,7 @@ from monitor.model import Model, load_model
 from monitor.probes.runner import plan_round, run_probe
 from monitor.sim.harness import running_simulator
 from tests.generate.conftest import REPO
+from tests.support import localhttp
 from tests.support.exposition import serving
 from tests.support.prometheus import query, running_prometheus, wait_for
 
@@ -99,7 +100,7 @@ def run() -> Iterator[tuple[str, float, float]]:
 
 
 def _nan_at(url: str, expr: str, start: float, end: float) -> list[str]:
-    response = httpx.get(f"{url}/api/v1/query_range",
+    response = localhttp.get(f"{url}/api/v1/query_range",
                          params={"query": expr, "start": start, "end": end, "step": 1}, timeout=30)  # fmt: skip
     body = response.json()
     assert body["status"] == "success", f"{expr!r}: {body.get('error')}"

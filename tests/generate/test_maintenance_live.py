@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
 
 from monitor import conventions as cv
@@ -26,6 +25,7 @@ from monitor.generate.alertmanager import alertmanager_config
 from monitor.generate.maintenance_rules import maintenance_groups
 from monitor.generate.rules import rule_file
 from monitor.model import Model, build_model
+from tests.support import localhttp
 from tests.support.alertmanager import running_alertmanager
 from tests.support.exposition import serving
 from tests.support.prometheus import running_prometheus, wait_for
@@ -62,7 +62,7 @@ def _prometheus_config(model: Model, target: str, am: str, rules: Path) -> dict[
 
 def _states(am: str) -> dict[tuple[str, str], list[str]]:
     """(alertname, class or endpoint) -> inhibitedBy of every alert Alertmanager holds."""
-    alerts = httpx.get(f"{am}/api/v2/alerts", timeout=5).json()
+    alerts = localhttp.get(f"{am}/api/v2/alerts", timeout=5).json()
     return {
         (a["labels"]["alertname"], a["labels"].get("class") or a["labels"].get("endpoint", "")): a["status"][
             "inhibitedBy"
@@ -92,7 +92,7 @@ def test_a_maintenance_window_inhibits_its_class_and_endpoint_alerts_only(tmp_pa
                  "M3MonMaintenanceInProgress from Prometheus")  # fmt: skip
         now = dt.datetime.now(dt.UTC).isoformat()
         posted = [{"labels": t, "annotations": {"summary": "test"}, "startsAt": now} for t in TARGETS]
-        assert httpx.post(f"{am}/api/v2/alerts", json=posted, timeout=5).status_code == 200
+        assert localhttp.post(f"{am}/api/v2/alerts", json=posted, timeout=5).status_code == 200
 
         def settled() -> dict[tuple[str, str], list[str]] | None:
             states = _states(am)

@@ -24,6 +24,7 @@ from monitor.generate.prometheus_config import prometheus_config
 from monitor.model import GpuExporter, Model, load_model
 from monitor.sim.harness import running_simulator
 from tests.generate.conftest import REPO
+from tests.support import localhttp
 from tests.support.prometheus import free_port, query, running_prometheus, wait_for
 
 pytestmark = [pytest.mark.real, pytest.mark.timeout(120)]
@@ -226,7 +227,7 @@ def _overview() -> dict[str, Any]:
 def _rows_at(url: str, expr: str, at: float) -> dict[tuple[str, str], float]:
     """``{(class, slo): value}`` of ``expr`` at ``at``; every series labelled exactly class, slo, sli
     (Grafana's merge transformation joins the table's queries on their labels)."""
-    body = httpx.get(f"{url}/api/v1/query", params={"query": expr, "time": at}, timeout=10).json()
+    body = localhttp.get(f"{url}/api/v1/query", params={"query": expr, "time": at}, timeout=10).json()
     assert body["status"] == "success", f"{expr!r}: {body.get('error')}"
     out = {}
     for r in body["data"]["result"]:

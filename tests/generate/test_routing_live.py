@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from monitor import conventions as cv
@@ -27,6 +26,7 @@ from monitor.generate.slo_rules import alerts as slo_alerts
 from monitor.model import Model, load_model
 from tests.e2e.servers import Capture
 from tests.generate.conftest import EXAMPLE, REPO
+from tests.support import localhttp
 from tests.support.alertmanager import running_alertmanager
 from tests.support.prometheus import wait_for
 
@@ -50,7 +50,7 @@ def _config(model: Model, capture: Capture) -> dict[str, Any]:
 def _post(am: str, labels: list[dict[str, str]]) -> None:
     now = dt.datetime.now(dt.UTC).isoformat()
     body = [{"labels": ls, "annotations": {}, "startsAt": now} for ls in labels]
-    httpx.post(f"{am}/api/v2/alerts", json=body, timeout=5).raise_for_status()
+    localhttp.post(f"{am}/api/v2/alerts", json=body, timeout=5).raise_for_status()
 
 
 def _labels(rule: dict[str, Any], **extra: str) -> dict[str, str]:

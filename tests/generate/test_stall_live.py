@@ -25,6 +25,7 @@ from monitor.generate.stall_rules import stall_alerts, window_seconds
 from monitor.model import load_model
 from monitor.sim.harness import running_simulator
 from tests.generate.conftest import REPO
+from tests.support import localhttp
 from tests.support.prometheus import free_port, query, running_prometheus, wait_for
 
 pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -74,7 +75,7 @@ def test_frozen_engine_pages_within_two_scrapes_plus_30s() -> None:
                     lambda: query(url, FIRING), BOUND + 10, f"{cv.ALERT_ENGINE_STALLED} firing", every=0.25
                 )
                 took = time.monotonic() - frozen
-                assert httpx.get(f"{sim.base_url}/health", timeout=5).status_code == 200
+                assert localhttp.get(f"{sim.base_url}/health", timeout=5).status_code == 200
                 assert took <= BOUND, f"fired {took:.1f} s after the freeze, bound {BOUND} s"
                 print(f"{cv.ALERT_ENGINE_STALLED} fired {took:.1f} s after the freeze (bound {BOUND:g} s)")
         finally:

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 
@@ -39,6 +38,7 @@ from monitor.generate.probe_rules import probe_groups
 from monitor.generate.rules import Group
 from monitor.generate.slo_rules import slo_groups
 from monitor.model import Model, build_model
+from tests.support import localhttp
 from tests.support.exposition import serving
 from tests.support.prometheus import query, running_prometheus, wait_for
 
@@ -174,7 +174,9 @@ def _gaps(url: str) -> list[tuple[float, float]]:
     """Per step record of every group: (the group's evaluation phase within the second, how long
     after the group's instant the slow rule before that step is halfway done). A scrape committed
     then lands after the step's cumulative rule and before the step."""
-    groups = httpx.get(f"{url}/api/v1/rules", params={"type": "record"}, timeout=10).json()["data"]["groups"]
+    groups = localhttp.get(f"{url}/api/v1/rules", params={"type": "record"}, timeout=10).json()["data"][
+        "groups"
+    ]
     out = []
     for g in groups:
         if g["lastEvaluation"].startswith("0001"):

@@ -11,7 +11,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 
@@ -20,6 +19,7 @@ from monitor.model import load_model
 from monitor.sim.harness import SimHandle, running_simulator
 from tests.e2e.stack import SIM, m3mon
 from tests.init.pages import FAMILIES, bucket_edges
+from tests.support import localhttp
 
 LENGTHS = (131072, 32768, 131072)
 
@@ -40,7 +40,7 @@ def written(sims: list[SimHandle], tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def _card(sim: SimHandle) -> dict[str, Any]:
-    card: dict[str, Any] = httpx.get(f"{sim.base_url}/v1/models", timeout=5).json()["data"][0]
+    card: dict[str, Any] = localhttp.get(f"{sim.base_url}/v1/models", timeout=5).json()["data"][0]
     return card
 
 
@@ -65,7 +65,7 @@ def test_every_latency_threshold_is_a_served_bucket_edge(
     sims: list[SimHandle], written: tuple[Path, str]
 ) -> None:
     model = load_model(written[0])
-    pages = {s.base_url: bucket_edges(httpx.get(f"{s.base_url}/metrics", timeout=5).text) for s in sims}
+    pages = {s.base_url: bucket_edges(localhttp.get(f"{s.base_url}/metrics", timeout=5).text) for s in sims}
     checked = 0
     for endpoint in model.endpoints:
         for cls in endpoint.classes:

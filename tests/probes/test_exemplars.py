@@ -19,6 +19,7 @@ from monitor.exporter import Exporter
 from monitor.model import Model
 from monitor.probes.result import ProbeResult
 from monitor.probes.runner import plan_round, run_probe
+from tests.support import localhttp
 from tests.support.http import serving
 from tests.support.prometheus import running_prometheus, wait_for
 
@@ -72,7 +73,7 @@ def test_prometheus_stores_the_probe_trace_ids_as_exemplars(model: Model, tmp_pa
         with running_prometheus(config, tmp_path, extra_args=("--enable-feature=exemplar-storage",)) as url:
 
             def exemplar_ids() -> set[str] | None:
-                r = httpx.get(f"{url}/api/v1/query_exemplars", params={"query": f"{cv.PROBE_TTFT}_bucket",
+                r = localhttp.get(f"{url}/api/v1/query_exemplars", params={"query": f"{cv.PROBE_TTFT}_bucket",
                               "start": "0", "end": "4102444800"}, timeout=5).json()  # fmt: skip
                 found = {e["labels"].get("trace_id") for s in r["data"] for e in s["exemplars"]}
                 return {t for t in found if t} or None

@@ -27,6 +27,7 @@ from monitor.model import Endpoint, load_model
 from monitor.probes import tokens
 from monitor.sim.harness import SimHandle
 from tests.probes.conftest import write_config
+from tests.support import localhttp
 
 MODEL = "MiniMaxAI/MiniMax-M3"
 
@@ -37,7 +38,7 @@ def _endpoint(sim: SimHandle, tmp_path: Path) -> Endpoint:
 
 def _charged(sim: SimHandle, text: str) -> int:
     body = {"model": "MiniMaxAI/MiniMax-M3", "max_tokens": 1, "messages": [{"role": "user", "content": text}]}
-    doc = httpx.post(f"{sim.base_url}/v1/chat/completions", json=body, timeout=30).json()
+    doc = localhttp.post(f"{sim.base_url}/v1/chat/completions", json=body, timeout=30).json()
     return int(doc["usage"]["prompt_tokens"])
 
 
@@ -74,9 +75,9 @@ def test_usage_calibration_agrees_with_tokenize(sim: SimHandle, tmp_path: Path) 
 
 
 def test_tokenize_rejects_a_body_without_prompt_or_messages(sim: SimHandle) -> None:
-    bad = httpx.post(f"{sim.base_url}/tokenize", json={"model": "MiniMaxAI/MiniMax-M3"}, timeout=5)
+    bad = localhttp.post(f"{sim.base_url}/tokenize", json={"model": "MiniMaxAI/MiniMax-M3"}, timeout=5)
     assert bad.status_code == 400 and bad.json()["error"]["type"] == "BadRequestError"
-    unknown = httpx.post(f"{sim.base_url}/tokenize", json={"model": "other", "prompt": "x"}, timeout=5)
+    unknown = localhttp.post(f"{sim.base_url}/tokenize", json={"model": "other", "prompt": "x"}, timeout=5)
     assert unknown.status_code == 404
 
 

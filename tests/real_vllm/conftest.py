@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 from sqlalchemy import create_engine, select
@@ -34,6 +33,7 @@ from tests.real_vllm.stack import (
     VllmServer,
     require_stack,
 )
+from tests.support import localhttp
 
 ENDPOINT = "tiny"
 CLASS = "chat-2k"
@@ -160,7 +160,7 @@ def real(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rea
                                        stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ))  # fmt: skip
         exporter = f"http://127.0.0.1:{port}"
         wait_until(
-            lambda: httpx.get(f"{exporter}/healthz", timeout=1).status_code == 200, 30, "m3mon /healthz"
+            lambda: localhttp.get(f"{exporter}/healthz", timeout=1).status_code == 200, 30, "m3mon /healthz"
         )
         yield Real(server, config, load_model(config), exporter, db_url, monitor, tmp)
     finally:

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support import localhttp
 from tests.support.real import require_real
 
 HERE = Path(__file__).resolve().parent
@@ -130,7 +131,7 @@ class VllmServer:
             if self.proc.poll() is not None:
                 raise AssertionError(f"vLLM exited with {self.proc.returncode}: {self.tail()}")
             try:
-                if httpx.get(f"{self.base_url}/health", timeout=2).status_code == 200:
+                if localhttp.get(f"{self.base_url}/health", timeout=2).status_code == 200:
                     self.starts.append(time.time())
                     return
             except httpx.HTTPError:

@@ -48,6 +48,7 @@ from monitor.store.tables import ServerSpanRow
 from tests.e2e.stack import wait_until
 from tests.real_vllm.conftest import ENDPOINT, Real, wait_for_probe_round
 from tests.real_vllm.stack import SERVED
+from tests.support import localhttp
 
 #: The cut must fall between the first token and the last of a real server whose speed a busy
 #: machine changes from one request to the next (it is measured just before the cut). It runs after the
@@ -160,7 +161,7 @@ def _stream(real: Real, trace_id: str, *, give_up_after: float | None = None) ->
 
 
 def _finished(real: Real) -> dict[str, float]:
-    text = httpx.get(f"{real.server.base_url}/metrics", timeout=10).text
+    text = localhttp.get(f"{real.server.base_url}/metrics", timeout=10).text
     return {s.labels["finished_reason"]: s.value for f in text_string_to_metric_families(text)
             for s in f.samples if s.name == "vllm:request_success_total"}  # fmt: skip
 
@@ -169,7 +170,7 @@ def _settled(real: Real) -> None:
     """Send a request that finishes and wait for its span: any span of an earlier request is stored."""
     trace = secrets.token_hex(16)
     short = {"model": SERVED, "max_tokens": 8, "messages": [{"role": "user", "content": "Hi"}]}
-    r = httpx.post(f"{real.server.base_url}/v1/chat/completions", json=short, timeout=60,
+    r = localhttp.post(f"{real.server.base_url}/v1/chat/completions", json=short, timeout=60,
                    headers={"traceparent": f"00-{trace}-{secrets.token_hex(8)}-01"})  # fmt: skip
     assert r.status_code == 200, r.text
     wait_until(lambda: real.rows(ServerSpanRow, ServerSpanRow.trace_id == trace), 60,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import httpx
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -17,6 +16,7 @@ from tests.e2e.stack import m3mon
 from tests.init.pages import FAMILIES, bucket_edges
 from tests.real_vllm.conftest import Real
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED
+from tests.support import localhttp
 
 
 def _block_size(text: str) -> str:
@@ -34,7 +34,7 @@ def test_init_from_a_real_vllm(real: Real, tmp_path: Path) -> None:
         m3mon("init", "--from", base, "-o", str(out)), capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    card = httpx.get(f"{base}/v1/models", timeout=10).json()["data"][0]
+    card = localhttp.get(f"{base}/v1/models", timeout=10).json()["data"][0]
     assert card["id"] == SERVED and card["max_model_len"] == MAX_MODEL_LEN
     doc = yaml.safe_load(out.read_text())
     (endpoint,) = doc["endpoints"]
@@ -42,7 +42,7 @@ def test_init_from_a_real_vllm(real: Real, tmp_path: Path) -> None:
     assert endpoint["model"] == SERVED and endpoint["backend"] == "vllm"
     assert cls["max_context_tokens"] == MAX_MODEL_LEN
     assert cls["probes"] == ["chat", "tool_call"]
-    text = httpx.get(f"{base}/metrics", timeout=10).text
+    text = localhttp.get(f"{base}/metrics", timeout=10).text
     said = done.stdout
     assert "vllm 0.32.0" in said and f"block size {_block_size(text)}" in said, said
     assert "speculative decoding off" in said  # no draft model on this server

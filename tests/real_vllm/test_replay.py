@@ -14,7 +14,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitor.replay.profile import load_profile
@@ -22,6 +21,7 @@ from monitor.store.tables import ReplayRunRow, ServerSpanRow
 from tests.e2e.stack import m3mon, wait_until
 from tests.real_vllm.conftest import CLASS, Real, wait_for_probe_round
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED
+from tests.support import localhttp
 
 PROMPT = 800  # tokens per prompt, chat template included, as the profile intends them
 OUTPUT = 16
@@ -51,7 +51,7 @@ def write_profile(tmp: Path) -> Path:
 
 def totals(real: Real) -> Totals:
     """``name{labels}`` -> value of the server's ``vllm:`` samples (model ``SERVED``)."""
-    text = httpx.get(f"{real.server.base_url}/metrics", timeout=10).text
+    text = localhttp.get(f"{real.server.base_url}/metrics", timeout=10).text
     out: Totals = {}
     for family in text_string_to_metric_families(text):
         for s in family.samples:
@@ -121,7 +121,7 @@ def test_a_short_replay_matches_what_the_server_counted(real: Real, tmp_path: Pa
     # the stored run: this profile's digest and the deployment the service recorded
     (run,) = real.rows(ReplayRunRow, ReplayRunRow.request_class == CLASS, ReplayRunRow.started_at >= t0)
     assert run.profile_digest == doc["profile_digest"] == load_profile(profile).digest
-    version = httpx.get(f"{real.server.base_url}/version", timeout=5).json()["version"]
+    version = localhttp.get(f"{real.server.base_url}/version", timeout=5).json()["version"]
     assert (run.fingerprint["vllm_version"], run.fingerprint["max_model_len"]) == (version, MAX_MODEL_LEN)
     assert run.fingerprint_digest == doc["fingerprint_digest"] == real.deployment().fingerprint
     assert (run.load_kind, run.load_value, run.summary["requests"]) == ("rate", RATE, n)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import time
 
-import httpx
 import pytest
 
 from monitor.store.tables import ScrapeIntervalRow
 from tests.e2e.stack import wait_until
 from tests.real_vllm.conftest import Real, wait_for_probe_round
 from tests.real_vllm.stack import SERVED
+from tests.support import localhttp
 
 RATES = ("request_rate", "prompt_tokens_per_second", "generation_tokens_per_second", "preemptions")
 
@@ -23,7 +23,7 @@ def _traffic(real: Real, n: int) -> None:
     for i in range(n):
         body = {"model": SERVED, "max_tokens": 4, "seed": i, "messages": [{"role": "user", "content": "hi"}]}
         assert (
-            httpx.post(f"{real.server.base_url}/v1/chat/completions", json=body, timeout=60).status_code
+            localhttp.post(f"{real.server.base_url}/v1/chat/completions", json=body, timeout=60).status_code
             == 200
         )
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from monitor.probes.tool_call import TOOLS
 from monitor.sim.harness import running_simulator
 from monitor.sim.surface import EXPLAINED, differences, shapes
 from tests.real_vllm.conftest import Real
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED
+from tests.support import localhttp
 
 
 def _traffic(base_url: str, model: str) -> str:
@@ -26,9 +25,11 @@ def _traffic(base_url: str, model: str) -> str:
         {"messages": [{"role": "user", "content": "Weather?"}], "max_tokens": 4, "tools": TOOLS},
     ]
     for body in bodies:
-        response = httpx.post(f"{base_url}/v1/chat/completions", json={"model": model, **body}, timeout=60)
+        response = localhttp.post(
+            f"{base_url}/v1/chat/completions", json={"model": model, **body}, timeout=60
+        )
         assert response.status_code == 200, response.text
-    return httpx.get(f"{base_url}/metrics", timeout=10).text
+    return localhttp.get(f"{base_url}/metrics", timeout=10).text
 
 
 def test_simulator_metrics_differ_from_real_vllm_only_where_explained(real: Real) -> None:

@@ -13,8 +13,6 @@ import sys
 import time
 from typing import Any
 
-import httpx
-
 from monitor.scrape.collector import read_text
 from monitor.scrape.ignored import IGNORED_FAMILIES
 from monitor.scrape.interval import signals
@@ -22,13 +20,14 @@ from monitor.scrape.names import CACHE_CONFIG_INFO, SOURCES
 from monitor.scrape.page import parse
 from tests.real_vllm.conftest import Real, wait_for_probe_round
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED
+from tests.support import localhttp
 
 N = 6
 MAX_TOKENS = 8
 
 
 def page(real: Real) -> str:
-    return httpx.get(f"{real.server.base_url}/metrics", timeout=10).text
+    return localhttp.get(f"{real.server.base_url}/metrics", timeout=10).text
 
 
 def families(text: str) -> dict[str, str]:
@@ -44,7 +43,7 @@ def families(text: str) -> dict[str, str]:
 def _chat(base_url: str, i: int) -> dict[str, Any]:
     body = {"model": SERVED, "max_tokens": MAX_TOKENS, "seed": i, "temperature": 1.0,
             "messages": [{"role": "user", "content": f"Count to {i + 3}, please."}]}  # fmt: skip
-    response = httpx.post(f"{base_url}/v1/chat/completions", json=body, timeout=60)
+    response = localhttp.post(f"{base_url}/v1/chat/completions", json=body, timeout=60)
     assert response.status_code == 200, response.text
     return dict(response.json())
 
@@ -79,7 +78,7 @@ def test_counters_and_histograms_match_the_requests_sent(real: Real) -> None:
     wait_for_probe_round(real)  # the service's only probe round is over: the test's requests are alone
     before = read_text(page(real))
     answers = [_chat(real.server.base_url, i) for i in range(N)]
-    over = httpx.post(f"{real.server.base_url}/v1/chat/completions", timeout=60,
+    over = localhttp.post(f"{real.server.base_url}/v1/chat/completions", timeout=60,
                       json={"model": SERVED, "max_tokens": 4,
                             "messages": [{"role": "user", "content": "word " * (MAX_MODEL_LEN + 50)}]})  # fmt: skip
     assert over.status_code == 400, over.text  # refused before the engine: counted nowhere below
@@ -108,7 +107,7 @@ def test_scrape_command_shows_the_fingerprint_the_service_records(real: Real) ->
     done = subprocess.run([sys.executable, "-m", "monitor", "scrape", f"{real.server.base_url}/metrics", "--json"],
                           capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
     fp = json.loads(done.stdout)["fingerprint"]
-    version = httpx.get(f"{real.server.base_url}/version", timeout=5).json()["version"]
+    version = localhttp.get(f"{real.server.base_url}/version", timeout=5).json()["version"]
     assert version.startswith("0.32") and fp["version"] == version
     assert fp["max_model_len"] == MAX_MODEL_LEN and fp["model"] == SERVED
     assert fp["block_size"] is not None and fp["cache_dtype"] is not None

@@ -7,7 +7,6 @@ import statistics
 import time
 from datetime import UTC, datetime
 
-import httpx
 import pytest
 
 from monitor.conventions import OTLP_SPANS_RECEIVED
@@ -21,6 +20,7 @@ from monitor.traces.stages import trace_stages
 from tests.e2e.stack import wait_until
 from tests.real_vllm.conftest import CLASS, Real, wait_for_probe_round
 from tests.real_vllm.stack import SERVED
+from tests.support import localhttp
 
 
 def test_spans_are_stored_and_joined_to_the_services_probes(real: Real) -> None:
@@ -41,7 +41,7 @@ def test_spans_are_stored_and_joined_to_the_services_probes(real: Real) -> None:
     by_trace = {s.trace_id: s for s in spans}
     for probe in probes:
         assert by_trace[probe.trace_id].prompt_tokens == probe.prompt_tokens or probe.kind == "long_prompt"
-    stored = [line for line in httpx.get(f"{real.exporter}/metrics", timeout=5).text.splitlines()
+    stored = [line for line in localhttp.get(f"{real.exporter}/metrics", timeout=5).text.splitlines()
               if line.startswith(OTLP_SPANS_RECEIVED) and 'result="stored"' in line]  # fmt: skip
     assert stored and float(stored[0].split()[-1]) >= len(spans)
 
@@ -78,7 +78,7 @@ SPANS = 9
 def _more_spans(real: Real, count: int) -> None:
     body = {"model": SERVED, "max_tokens": 16, "messages": [{"role": "user", "content": "Count to ten."}]}
     for _ in range(count):
-        r = httpx.post(f"{real.server.base_url}/v1/chat/completions", json=body, timeout=60)
+        r = localhttp.post(f"{real.server.base_url}/v1/chat/completions", json=body, timeout=60)
         assert r.status_code == 200, r.text
 
 

@@ -30,6 +30,7 @@ from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
 from tests.real_vllm.verdict_support import WITHIN, report, samples, status, verdict
+from tests.support import localhttp
 
 #: Two minutes of a saturated vLLM take the whole of a 2-core CI machine: beside it, other soaks
 #: missed their own timeouts (tests/generate/test_dashboards_no_nan's Prometheus fixture, 180 s).
@@ -105,7 +106,7 @@ def test_overload_reads_queue_owned_and_slo_status_agrees(stack: Stack, tmp_path
                                        stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
         exporter = f"http://127.0.0.1:{port}"
         wait_until(
-            lambda: httpx.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
+            lambda: localhttp.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
         )
         with _overload(server.base_url):
             started = time.time()

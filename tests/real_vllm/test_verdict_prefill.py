@@ -40,6 +40,7 @@ from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import HERE, MAX_MODEL_LEN, SERVED, Stack, VllmServer
 from tests.real_vllm.test_verdict import OVERLOAD
 from tests.real_vllm.verdict_support import WITHIN, report, samples, status, verdict
+from tests.support import localhttp
 
 pytestmark = [
     pytest.mark.real,
@@ -83,7 +84,7 @@ def _ask(client: httpx.Client, base_url: str, rng: random.Random) -> None:
 
 
 def _prefill_totals(base_url: str) -> tuple[float, float]:
-    found = dict(PREFILL.findall(httpx.get(f"{base_url}/metrics", timeout=10).text))
+    found = dict(PREFILL.findall(localhttp.get(f"{base_url}/metrics", timeout=10).text))
     return float(found.get("sum", 0.0)), float(found.get("count", 0.0))
 
 
@@ -165,7 +166,7 @@ def test_long_prompts_read_prefill_bound_and_slo_status_agrees(stack: Stack, tmp
                                        stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
         exporter = f"http://127.0.0.1:{port}"
         wait_until(
-            lambda: httpx.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
+            lambda: localhttp.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
         )
         with _long_prompts(server.base_url):
             started = time.time()

@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.stack import m3mon
+from tests.support import localhttp
 
 REPO = Path(__file__).resolve().parents[2]
 #: The issue's bound: the verdict names the cause within 2 minutes of the load.
@@ -20,7 +20,7 @@ WITHIN = 120.0
 
 
 def samples(exporter: str, name: str) -> list[tuple[dict[str, str], float]]:
-    page = httpx.get(f"{exporter}/metrics", timeout=5).text
+    page = localhttp.get(f"{exporter}/metrics", timeout=5).text
     return [
         (s.labels, s.value) for f in text_string_to_metric_families(page) for s in f.samples if s.name == name
     ]

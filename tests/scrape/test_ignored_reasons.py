@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
 from monitor.scrape.ignored import IGNORED_FAMILIES, IGNORED_LABELS
 from monitor.scrape.page import parse
 from monitor.sim.harness import running_simulator
+from tests.support import localhttp
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "metrics"
 
@@ -35,7 +34,7 @@ def test_every_reason_label_is_a_family_it_ignores() -> None:
 def test_reasons_hold_on_the_held_pages_and_the_simulator() -> None:
     texts = [p.read_text() for p in sorted(FIXTURES.glob("vllm-*.txt"))]
     with running_simulator() as sim:
-        texts.append(httpx.get(f"{sim.base_url}/metrics", timeout=10).text)
+        texts.append(localhttp.get(f"{sim.base_url}/metrics", timeout=10).text)
     assert [p for text in texts for p in problems(text)] == []
     sim_page = parse(texts[-1])
     assert any(s.name == "vllm:tool_call_parser_invocations_total" for s in sim_page.samples), (

@@ -19,6 +19,7 @@ from monitor.sim.harness import running_simulator
 from monitor.store import Store
 from monitor.store.migrate import upgrade
 from tests.service.live import config_doc
+from tests.support import localhttp
 
 pytestmark = pytest.mark.timeout(120)
 FAST = {"decode_itl": 0.002, "prefill_overhead": 0.001, "jitter": 0.0}
@@ -51,7 +52,7 @@ def test_a_scrape_that_shows_refusals_calls_on_refused(tmp_path: Path, max_queue
             await jobs.close()
 
         asyncio.run(run())
-        page = httpx.get(f"{sim.base_url}/metrics").text
+        page = localhttp.get(f"{sim.base_url}/metrics").text
     rejected = [ln for ln in page.splitlines() if ln.startswith("vllm:admission_rejections_total{")]
     assert any(ln.endswith(" 1.0") for ln in rejected) == refused, rejected
     assert called == (["pool"] if refused else [])

@@ -13,7 +13,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
@@ -28,6 +27,7 @@ from monitor.store import Store
 from monitor.store.migrate import upgrade
 from monitor.store.tables import DeploymentRow, GpuSampleRow
 from tests.service.live import config_doc
+from tests.support import localhttp
 
 pytestmark = pytest.mark.timeout(120)
 FAST = {"decode_itl": 0.002, "prefill_overhead": 0.001, "jitter": 0.0}
@@ -57,7 +57,7 @@ def test_gpu_exporter_scraped_with_the_endpoint(tmp_path: Path) -> None:
             await jobs.close()
 
         asyncio.run(run())
-        page = httpx.get(f"{sim.base_url}/dcgm/metrics").text
+        page = localhttp.get(f"{sim.base_url}/dcgm/metrics").text
         published = exporter.render().decode()
         with store.session() as session:
             stored = session.scalars(select(GpuSampleRow).order_by(GpuSampleRow.time)).all()
@@ -133,14 +133,14 @@ def test_a_gpu_driver_upgrade_is_a_new_deployment(tmp_path: Path, monkeypatch: p
 
         async def run() -> None:
             await jobs.scrape(endpoint)
-            pages.append(httpx.get(f"{sim.base_url}/dcgm/metrics").text)
+            pages.append(localhttp.get(f"{sim.base_url}/dcgm/metrics").text)
             sim.set_faults(gpu_driver="575.57.08")
             await jobs.scrape(endpoint)
             await jobs.scrape(endpoint)
             await jobs.close()
 
         asyncio.run(run())
-        pages.append(httpx.get(f"{sim.base_url}/dcgm/metrics").text)
+        pages.append(localhttp.get(f"{sim.base_url}/dcgm/metrics").text)
         with store.session() as session:
             rows = [{c: getattr(r, c) for c in ("fingerprint", *DIGEST_FIELDS, *GPU_FIELDS)}
                     for r in session.scalars(select(DeploymentRow).order_by(DeploymentRow.first_seen))]  # fmt: skip

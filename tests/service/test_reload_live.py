@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
@@ -31,6 +30,7 @@ from tests.service.live import (
     wait_until,
     write_web_config,
 )
+from tests.support import localhttp
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -147,7 +147,7 @@ def test_a_reload_turns_basic_auth_on_and_off(monitor: Monitor, base: dict[str, 
         _write(monitor, base)
         assert c.post("/-/reload", headers={"Authorization": basic()}).status_code == 200
         assert c.get("/metrics").status_code == 200
-    assert httpx.get(monitor.base + "/-/healthy", timeout=5).status_code == 200
+    assert localhttp.get(monitor.base + "/-/healthy", timeout=5).status_code == 200
 
 
 def test_the_log_is_json_lines(monitor: Monitor) -> None:

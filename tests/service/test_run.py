@@ -22,6 +22,7 @@ from monitor.sim.harness import SimHandle, running_simulator
 from monitor.store import Store
 from monitor.store.evaluations import EvaluationRepo
 from monitor.store.tables import IncidentRow, ProbeResultRow
+from tests.support import localhttp
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -86,7 +87,7 @@ def _start(cfg: Path, log: Path) -> subprocess.Popen[bytes]:
 def _wait_http(url: str, deadline: float) -> None:
     while time.monotonic() < deadline:
         try:
-            if httpx.get(url, timeout=1.0).status_code == 200:
+            if localhttp.get(url, timeout=1.0).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -118,11 +119,11 @@ def test_run_measures_a_fault_records_incidents_and_stops_on_sigterm(sim: SimHan
             "endsAt": "0001-01-01T00:00:00Z",
             "labels": {"alertname": "M3SLOBurnPage", "class": "chat-32k", "slo": "availability", "severity": "page"},
             "annotations": {"summary": "<b>burning</b>"}}]}  # fmt: skip
-        r = httpx.post(f"http://127.0.0.1:{port}/alertmanager", json=payload, timeout=5)
+        r = localhttp.post(f"http://127.0.0.1:{port}/alertmanager", json=payload, timeout=5)
         assert r.status_code == 200, r.text
-        bad = httpx.post(f"http://127.0.0.1:{port}/alertmanager", content=b"{not json", timeout=5)
+        bad = localhttp.post(f"http://127.0.0.1:{port}/alertmanager", content=b"{not json", timeout=5)
         assert bad.status_code == 400
-        metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        metrics = localhttp.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
     finally:
         code = _stop(proc)
     assert code == 0, (tmp_path / "run.log").read_text()

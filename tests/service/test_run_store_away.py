@@ -22,6 +22,7 @@ from monitor.store import Store
 from monitor.store.engine import display_url
 from monitor.store.tables import ProbeResultRow, ScrapeReadingRow
 from tests.service.test_run import STEP, _config, _free_port, _m3mon, _start, _stop
+from tests.support import localhttp
 from tests.support.postgres import own_cluster
 
 pytestmark = pytest.mark.timeout(240)
@@ -52,12 +53,12 @@ def test_run_starts_with_its_database_down_and_writes_once_it_is_back(tmp_path: 
         started = time.time()
         proc = _start(cfg, tmp_path / "run.log")
         try:
-            _until("healthy", lambda: httpx.get(f"{base}/-/healthy", timeout=2).is_success)
+            _until("healthy", lambda: localhttp.get(f"{base}/-/healthy", timeout=2).is_success)
             _until("a good scrape on /metrics",
-                   lambda: 'm3mon_scrape_success{endpoint="pool"} 1.0' in httpx.get(f"{base}/metrics", timeout=2).text)  # fmt: skip
+                   lambda: 'm3mon_scrape_success{endpoint="pool"} 1.0' in localhttp.get(f"{base}/metrics", timeout=2).text)  # fmt: skip
 
             def spooled() -> dict[str, Any] | None:  # the 503's body once a few writes wait
-                r = httpx.get(f"{base}/-/ready", timeout=2)
+                r = localhttp.get(f"{base}/-/ready", timeout=2)
                 found = re.search(r"\((\d+) writes spooled", r.text)
                 return r.json() if r.status_code == 503 and found and int(found.group(1)) >= 5 else None
 
@@ -69,7 +70,8 @@ def test_run_starts_with_its_database_down_and_writes_once_it_is_back(tmp_path: 
             down_until = time.time()
             pg.start()
             _until(
-                "ready once the database is back", lambda: httpx.get(f"{base}/-/ready", timeout=2).is_success
+                "ready once the database is back",
+                lambda: localhttp.get(f"{base}/-/ready", timeout=2).is_success,
             )
         finally:
             code = _stop(proc)

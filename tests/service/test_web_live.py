@@ -45,6 +45,7 @@ from tests.service.live import (
 )
 from tests.service.poison_endpoint import POISON_FINISH_REASON, poison_endpoint
 from tests.service.spans import CHILD, export
+from tests.support import localhttp
 from tests.support.alertmanager import running_alertmanager
 from tests.support.postgres import PostgresCluster
 from tests.support.prometheus import query as prom_query
@@ -113,17 +114,21 @@ def test_an_unauthenticated_body_is_never_read(monitor: Monitor) -> None:
 
 def test_tls_with_optional_client_certificates(monitor: Monitor, tls: TLS) -> None:
     with pytest.raises(httpx.HTTPError):
-        httpx.get(monitor.base.replace("https", "http") + "/-/healthy", timeout=5)
+        localhttp.get(monitor.base.replace("https", "http") + "/-/healthy", timeout=5)
     with pytest.raises(httpx.ConnectError):  # a CA that did not sign the server's certificate
-        httpx.get(monitor.base + "/-/healthy", verify=ssl.create_default_context(cafile=str(tls.other_cert)))
+        localhttp.get(
+            monitor.base + "/-/healthy", verify=ssl.create_default_context(cafile=str(tls.other_cert))
+        )
     good = ssl.create_default_context(cafile=str(tls.ca))
     good.load_cert_chain(tls.client_cert, tls.client_key)
-    r = httpx.get(monitor.base + "/-/healthy", verify=good, headers={"Authorization": basic()}, timeout=5)
+    r = localhttp.get(monitor.base + "/-/healthy", verify=good, headers={"Authorization": basic()}, timeout=5)
     assert r.status_code == 200
     stranger = ssl.create_default_context(cafile=str(tls.ca))
     stranger.load_cert_chain(tls.other_cert, tls.other_key)
     with pytest.raises(httpx.HTTPError):  # a client certificate from a CA the monitor does not trust
-        httpx.get(monitor.base + "/-/healthy", verify=stranger, headers={"Authorization": basic()}, timeout=5)
+        localhttp.get(
+            monitor.base + "/-/healthy", verify=stranger, headers={"Authorization": basic()}, timeout=5
+        )
 
 
 def test_the_monitor_watches_itself(monitor: Monitor) -> None:
@@ -186,7 +191,7 @@ def test_a_real_alertmanager_delivers_through_the_generated_credentials(
         alert = {"labels": {"alertname": "M3MonAuthTest", "class": "chat-32k", "slo": "availability"},
                  "annotations": {"summary": "sent by a real Alertmanager"},
                  "startsAt": datetime.now(UTC).isoformat()}  # fmt: skip
-        assert httpx.post(f"{am}/api/v2/alerts", json=[alert], timeout=5).status_code == 200
+        assert localhttp.post(f"{am}/api/v2/alerts", json=[alert], timeout=5).status_code == 200
         wait_until(lambda: monitor.count("incidents") >= 1, 30, "the incident stored", every=0.3)
     rows = monitor.rows("SELECT alertname, request_class, status FROM incidents")
     assert rows == [("M3MonAuthTest", "chat-32k", "firing")], (tmp_path / "am.log").read_text()[-2000:]

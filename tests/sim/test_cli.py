@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from monitor.cli import main
+from tests.support import localhttp
 
 pytestmark = pytest.mark.timeout(60)
 OPTIONS = ("--host", "--port", "--model", "--max-model-len", "--block-size", "--max-num-seqs", "--max-queue",
@@ -42,7 +43,7 @@ def test_subprocess_server() -> None:
         deadline = time.monotonic() + 20
         while True:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                if localhttp.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
@@ -52,7 +53,7 @@ def test_subprocess_server() -> None:
             "model": "MiniMaxAI/MiniMax-M3",
             "messages": [{"role": "user", "content": "Return the word ready."}],
         }
-        r = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=10)
+        r = localhttp.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body, timeout=10)
         assert r.json()["choices"][0]["message"]["content"] == "ready"
     finally:
         proc.terminate()

@@ -10,11 +10,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from monitor.probes.tool_call import TOOL_NAME, TOOLS
 from monitor.sim.harness import SimHandle, running_simulator
+from tests.support import localhttp
 
 MODEL = "MiniMaxAI/MiniMax-M3"
 
@@ -27,7 +27,7 @@ def sim() -> Iterator[SimHandle]:
 
 def _chat(sim: SimHandle, **extra: Any) -> dict[str, Any]:
     body = {"model": MODEL, "messages": [{"role": "user", "content": "Weather in Paris?"}], **extra}
-    response = httpx.post(f"{sim.base_url}/v1/chat/completions", json=body, timeout=30)
+    response = localhttp.post(f"{sim.base_url}/v1/chat/completions", json=body, timeout=30)
     assert response.status_code == 200, response.text
     return dict(response.json()["choices"][0])
 
@@ -45,8 +45,10 @@ def test_a_named_tool_choice_ends_with_stop_like_vllm(sim: SimHandle, choice: An
 
 def test_tokenize_counts_what_a_request_is_charged(sim: SimHandle) -> None:
     messages = [{"role": "user", "content": "Count the tokens of this sentence, please."}]
-    counted = httpx.post(f"{sim.base_url}/tokenize", json={"model": MODEL, "messages": messages}, timeout=5)
-    charged = httpx.post(f"{sim.base_url}/v1/chat/completions", timeout=30,
+    counted = localhttp.post(
+        f"{sim.base_url}/tokenize", json={"model": MODEL, "messages": messages}, timeout=5
+    )
+    charged = localhttp.post(f"{sim.base_url}/v1/chat/completions", timeout=30,
                          json={"model": MODEL, "messages": messages, "max_tokens": 1}).json()  # fmt: skip
     assert counted.json()["count"] == charged["usage"]["prompt_tokens"]
     assert counted.json()["max_model_len"] == 131072

@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 
@@ -36,6 +35,7 @@ from tests.slo_agreement.unaligned.config import config, slo_name
 from tests.slo_agreement.unaligned.named import SKIPPED, WINDOW_END
 from tests.slo_agreement.unaligned.sweep import Prepared, prepare
 from tests.slo_agreement.unaligned.world import MINUTES, World, world
+from tests.support import localhttp
 from tests.support.processes import running_process
 from tests.support.prometheus import free_port
 from tests.support.real import require_binary
@@ -95,13 +95,15 @@ def _rfc3339(t: float) -> str:
 
 def _counts(vm: str, w: World, at: float) -> dict[str, tuple[float, float]]:
     q = prom.counts_query(f'{{class="{w.name}",slo="{slo_name(w)}"}}')
-    data = httpx.get(f"{vm}/api/v1/query", params={"query": q, "time": at, "step": "1s"}, timeout=30).json()
+    data = localhttp.get(
+        f"{vm}/api/v1/query", params={"query": q, "time": at, "step": "1s"}, timeout=30
+    ).json()
     return prom.window_counts([(r["metric"], float(r["value"][1])) for r in data["data"]["result"]])
 
 
 def _fired(vm: str, w: World, start: float, end: float) -> list[str]:
     q = f'ALERTS{{alertstate="firing",class="{w.name}"}}'
-    data = httpx.get(f"{vm}/api/v1/query_range", params={"query": q, "start": start, "end": end, "step": "60s"},
+    data = localhttp.get(f"{vm}/api/v1/query_range", params={"query": q, "start": start, "end": end, "step": "60s"},
                      timeout=30).json()  # fmt: skip
     return sorted({r["metric"]["alertname"] for r in data["data"]["result"]} & set(ALERTS))
 
@@ -127,8 +129,8 @@ def test_vmalert_counts_like_prometheus_maintenance_included(
         for w in WORLDS:
             (tmp_path / w.name).mkdir()
             body = _import_lines(w, base, tmp_path / w.name, prepared)
-            assert httpx.post(f"{vm}/api/v1/import", content=body, timeout=60).status_code == 204
-        httpx.get(f"{vm}/internal/force_flush", timeout=30)
+            assert localhttp.post(f"{vm}/api/v1/import", content=body, timeout=60).status_code == 204
+        localhttp.get(f"{vm}/internal/force_flush", timeout=30)
         replay = [vmalert, f"-rule={tmp_path / 'rules.yml'}", f"-datasource.url={vm}", f"-remoteWrite.url={vm}",
                   f"-replay.timeFrom={_rfc3339(base)}", f"-replay.timeTo={_rfc3339(base + MINUTES * 60)}",
                   "-replay.rulesDelay=1s", "-remoteWrite.flushInterval=200ms", "-replay.disableProgressBar",
@@ -136,7 +138,7 @@ def test_vmalert_counts_like_prometheus_maintenance_included(
                   f"-httpListenAddr=127.0.0.1:{free_port()}"]  # fmt: skip
         done = subprocess.run(replay, capture_output=True, text=True, timeout=540, check=False)
         assert done.returncode == 0, done.stderr[-3000:]
-        httpx.get(f"{vm}/internal/force_flush", timeout=30)
+        localhttp.get(f"{vm}/internal/force_flush", timeout=30)
         time.sleep(2)
         problems = []
         for w in WORLDS:

@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
 
+from tests.support import localhttp
 from tests.support.prometheus import free_port, stop, wait_for
 from tests.support.real import require_binary
 
@@ -27,7 +27,7 @@ def running_alertmanager(config: dict[str, Any], tmp: Path) -> Iterator[str]:
                                 stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: proc.poll() is None and httpx.get(f"{url}/-/ready", timeout=2).status_code == 200,
+        wait_for(lambda: proc.poll() is None and localhttp.get(f"{url}/-/ready", timeout=2).status_code == 200,
                  20, "Alertmanager /-/ready")  # fmt: skip
         yield url
     finally:

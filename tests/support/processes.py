@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.support import localhttp
 from tests.support.prometheus import stop, wait_for
 
 
@@ -19,7 +19,7 @@ def running_process(args: list[str], log: Path, ready: str) -> Iterator[None]:
     with log.open("ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_for(lambda: _alive(proc, log) and httpx.get(ready, timeout=2).status_code == 200, 30, ready)
+        wait_for(lambda: _alive(proc, log) and localhttp.get(ready, timeout=2).status_code == 200, 30, ready)
         yield
     finally:
         stop(proc)

@@ -21,6 +21,7 @@ import httpx
 import pytest
 import yaml
 
+from tests.support import localhttp
 from tests.support.real import require_binary
 
 
@@ -53,7 +54,7 @@ def running_prometheus(
 
 def query(url: str, expr: str) -> list[dict[str, Any]]:
     """The instant-query result of ``expr``; fails the test on an API error."""
-    response = httpx.get(f"{url}/api/v1/query", params={"query": expr}, timeout=10)
+    response = localhttp.get(f"{url}/api/v1/query", params={"query": expr}, timeout=10)
     if response.headers.get("content-type", "").split(";")[0] != "application/json":
         raise httpx.HTTPError(f"Prometheus answered {response.status_code} {response.text[:80]!r}")
     body = response.json()
@@ -82,7 +83,7 @@ def _ready(url: str, proc: subprocess.Popen[bytes], tmp: Path) -> bool:
     if proc.poll() is not None:
         log = (tmp / "prometheus.log").read_text(errors="replace")[-2000:]
         pytest.fail(f"Prometheus exited with {proc.returncode}:\n{log}")
-    return httpx.get(f"{url}/-/ready", timeout=2).status_code == 200
+    return localhttp.get(f"{url}/-/ready", timeout=2).status_code == 200
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

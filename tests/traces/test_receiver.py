@@ -14,7 +14,6 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import select
 
@@ -26,6 +25,7 @@ from monitor.sim.harness import running_simulator
 from monitor.store import Store
 from monitor.store.tables import ProbeResultRow, ServerSpanRow
 from tests.service.test_run import _free_port, _m3mon, _stop, _wait_http
+from tests.support import localhttp
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -70,17 +70,17 @@ def _run_monitor(tmp: Path, sim_url: str, port: int) -> dict[str, float]:
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_http(base + "/healthz", time.monotonic() + 20)
-        garbage = httpx.post(base + "/v1/traces", content=b"not a protobuf",
+        garbage = localhttp.post(base + "/v1/traces", content=b"not a protobuf",
                              headers={"content-type": "application/x-protobuf"}, timeout=5)  # fmt: skip
         assert garbage.status_code == 400, garbage.text
-        wrong = httpx.post(
+        wrong = localhttp.post(
             base + "/v1/traces", content=b"x", headers={"content-type": "text/plain"}, timeout=5
         )
         assert wrong.status_code == 415
         deadline = time.monotonic() + 40
         counts: dict[str, float] = {}
         while time.monotonic() < deadline:
-            metrics = httpx.get(base + "/metrics", timeout=5).text
+            metrics = localhttp.get(base + "/metrics", timeout=5).text
             counts = {r: _counter(metrics, r) for r in ("stored", "ignored", "rejected")}
             if counts["stored"] >= 4 and counts["ignored"] >= 4:
                 break

@@ -15,7 +15,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine, func, select
@@ -23,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from monitor.store.tables import EventSliceRow
 from tests.service.test_run import _free_port, _m3mon, _stop, _wait_http
+from tests.support import localhttp
 from tests.support.prometheus import query, running_prometheus, wait_for
 from tests.traces.otlp_bodies import request, span
 
@@ -100,10 +100,10 @@ def test_invented_tenant_ids_stay_under_the_cap(tmp_path: Path) -> None:
                   "scrape_configs": [{"job_name": "m3mon", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}]}  # fmt: skip
         with running_prometheus(scrape, tmp_path) as prom:
             for body in _bodies():
-                r = httpx.post(f"{base}/v1/traces", content=body,
+                r = localhttp.post(f"{base}/v1/traces", content=body,
                                headers={"content-type": "application/x-protobuf"}, timeout=30)  # fmt: skip
                 assert r.status_code == 200, r.text
-            metrics = httpx.get(f"{base}/metrics", timeout=10).text
+            metrics = localhttp.get(f"{base}/metrics", timeout=10).text
             total = INVENTED + 20 + BUSY
             counted = 'sum(m3mon_traffic_requests_total{job="m3mon"})'
             wait_for(lambda: query(prom, f"{counted} == {total}"), 20, "Prometheus to scrape every request")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +23,7 @@ from monitor.slo.traffic import TrafficJudge, traffic_slices
 from monitor.traces.span import ServerSpan
 from monitor.traces.tenants import TenantLabels
 from tests.sim.conftest import FAST
+from tests.support import localhttp
 
 CONFIG = """version: m3mon/v1
 endpoints:
@@ -137,7 +137,10 @@ def test_simulator_tags_spans_with_tenant_and_priority() -> None:
     exporter = InMemorySpanExporter()
     (req,) = TenantMix(seed=1, heavy=("acme",), heavy_share=1.0, slow_share=0.0, tail=1).requests(1)
     with running_simulator(span_exporter=exporter, tenant_span_attributes=True, **FAST) as sim:
-        assert httpx.post(f"{sim.base_url}/v1/chat/completions", json=req.body, timeout=20).status_code == 200
+        assert (
+            localhttp.post(f"{sim.base_url}/v1/chat/completions", json=req.body, timeout=20).status_code
+            == 200
+        )
         deadline = time.monotonic() + 5
         while not exporter.get_finished_spans():
             assert time.monotonic() < deadline
