@@ -48,8 +48,9 @@ sys.path.insert(0, str(ROOT))
 from bench.evaluate_load import load_postgres, loaded, reset  # noqa: E402
 from bench.pg import throwaway_postgres  # noqa: E402
 from monitor.model import SLO, Model  # noqa: E402
+from monitor.slo.columns import ColumnCounter  # noqa: E402
 from monitor.slo.due import Dirty, evaluate_due  # noqa: E402
-from monitor.slo.evaluate import Counter, SLOEvaluation, evaluate_counts  # noqa: E402
+from monitor.slo.evaluate import SLOEvaluation, evaluate_counts  # noqa: E402
 from monitor.slo.slices import EventSlice  # noqa: E402
 from monitor.slo.windows import rolling_lengths  # noqa: E402
 from monitor.store import Store  # noqa: E402
@@ -132,7 +133,9 @@ class TimedStore(Store):
         self.parts[part] = self.parts.get(part, 0.0) + time.perf_counter() - t
 
     @contextmanager
-    def step_counter(self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]) -> Iterator[Counter]:
+    def step_counter(
+        self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]
+    ) -> Iterator[ColumnCounter]:
         t = time.perf_counter()
         with super().step_counter(at, slo_ids, lengths) as counts:
             self._timed("advance", t)
@@ -185,7 +188,7 @@ def old_evaluator(store: Store, at: float, got: dict[str, SLOEvaluation]) -> flo
     return per_slo
 
 
-def profiled(f: Callable[..., list[SLOEvaluation]], *args: object) -> list[SLOEvaluation]:
+def profiled(f: Callable[..., Sequence[SLOEvaluation]], *args: object) -> Sequence[SLOEvaluation]:
     profile = cProfile.Profile(time.process_time)  # CPU time: a shared machine's waits are not ours
     done = profile.runcall(f, *args)
     pstats.Stats(profile).sort_stats(os.environ.get("M3MON_BENCH_SORT", "cumulative")).print_stats(25)
@@ -220,7 +223,7 @@ def run(url: str) -> None:
     rebuild = time.perf_counter() - t
     rnd, steps, at = random.Random(11), [], NOW
     saves: list[dict[str, float]] = []
-    done: list[SLOEvaluation] = []
+    done: Sequence[SLOEvaluation] = []
     for _ in range(STEPS):
         write_minute(store, rnd, at, at + 60)
         at += 60

@@ -31,6 +31,7 @@ from monitor.probes.gaps import itl_histogram
 from monitor.probes.result import ProbeResult
 from monitor.scrape.gpu_signals import GpuSignals
 from monitor.scrape.signals import Signals
+from monitor.slo.columns import StepEvaluations
 from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.slices import EventSlice, slices_from_probe, slices_from_signals
 from monitor.store.fingerprint import DeploymentFingerprint
@@ -144,7 +145,12 @@ def _finite(x: float | None) -> float | None:
 
 def evaluations_op(evaluations: Sequence[SLOEvaluation], replace: bool = False) -> Op:
     """``replace``: overwrite the stored row of the same (SLO, instant) (a step evaluated again)."""
-    return {"op": "evaluations", "rows": [evaluation_row(e) for e in evaluations], "replace": replace}
+    rows = (
+        evaluations.rows()
+        if isinstance(evaluations, StepEvaluations)
+        else [evaluation_row(e) for e in evaluations]
+    )
+    return {"op": "evaluations", "rows": rows, "replace": replace}
 
 
 def alertmanager_op(payload: dict[str, Any], received_at: float) -> Op:

@@ -173,9 +173,8 @@ class RunningCounts:
             head = None
         elif start < self.horizon:  # raw head pruned: its whole hour comes from the rollup
             head = None if floor_hour(end) > hour + HOUR else False
-        elif hour < self.horizon:  # a head hour pruned in part: EventCounts reads it
-            head = False
-        elif head not in self._order:
+        elif hour < self.horizon or head not in self._order:  # a head hour pruned in part (or an
+            # unknown length): EventCounts reads it
             head = False
         return hour_number(floor_hour(end)), hour_number(hour), head
 
@@ -414,7 +413,9 @@ def _pg_range_sums(
     params: list[Any] = []
     for label, lo, hi in ranges:
         parts.append((_PG_NEW if label == 0.0 else _PG_HEAD).format(ids=ids))
-        params.extend(([] if label == 0.0 else [label]) + [lo, hi] + ([] if slo_ids is None else [list(slo_ids)]))
+        params.extend(
+            ([] if label == 0.0 else [label]) + [lo, hi] + ([] if slo_ids is None else [list(slo_ids)])
+        )
     sql = (
         "SELECT array_agg(label), array_agg(slo_id), array_agg(hour), array_agg(good), array_agg(total) "
         f"FROM ({' UNION ALL '.join(parts)}) AS u"
