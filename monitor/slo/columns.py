@@ -47,6 +47,8 @@ class ColumnCounter(Protocol):
         ...
 
 
+#: the stored ``windows`` object's keys, each a list over the windows (shortest first)
+WINDOW_KEYS = ("window", "start", "good", "total", "attainment", "budget_remaining", "burn_rate")
 #: status codes of :attr:`_Group.status`, and severities (0: none)
 _STATUSES = (STATUS_OK, STATUS_BURNING, STATUS_EXHAUSTED, STATUS_NO_DATA)
 _SEVERITIES: tuple[str | None, ...] = (None, "page", "ticket")
@@ -78,21 +80,14 @@ class _Group:
         good, total = self.good, self.total
         with np.errstate(all="ignore"):
             burn = ((total - good) / total) / budget
-            ratios = [_stored(good / total, total), _stored(1.0 - burn, total), _stored(burn, total)]
-        out = []
+            ratios = (_stored(good / total, total), _stored(1.0 - burn, total), _stored(burn, total))
         statuses, severities = self.status.tolist(), self.severity.tolist()
-        for i, (slo, g, t, a, b, r) in enumerate(
-            zip(self.slos, good.tolist(), total.tolist(), *ratios, strict=True)
-        ):
-            windows = [{"window": n, "start": s, "good": gw, "total": tw, "attainment": aw,
-                        "budget_remaining": bw, "burn_rate": rw}
-                       for n, s, gw, tw, aw, bw, rw in zip(names, starts, g, t, a, b, r, strict=True)
-                       ]  # fmt: skip
-            out.append({"slo_id": slo.id, "evaluated_at": self.at, "request_class": slo.request_class,
-                        "slo_name": slo.name, "sli": slo.sli, "objective": slo.objective,
-                        "status": _STATUSES[statuses[i]], "severity": _SEVERITIES[severities[i]],
-                        "windows": windows})  # fmt: skip
-        return out
+        columns = zip(self.slos, good.tolist(), total.tolist(), *ratios, statuses, severities, strict=True)
+        return [{"slo_id": slo.id, "evaluated_at": self.at, "request_class": slo.request_class,
+                 "slo_name": slo.name, "sli": slo.sli, "objective": slo.objective,
+                 "status": _STATUSES[status], "severity": _SEVERITIES[severity],
+                 "windows": dict(zip(WINDOW_KEYS, (names, starts, g, t, a, b, r), strict=True))}
+                for slo, g, t, a, b, r, status, severity in columns]  # fmt: skip
 
 
 def _stored(ratio: Floats, total: Floats) -> list[list[float | None]]:

@@ -239,6 +239,17 @@ class Evaluations(Sequence[SLOEvaluation]):
     def __iter__(self) -> Iterator[SLOEvaluation]:
         return (self._parts[k][j] for k, j in self._sorted())
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same evaluations in the same order (a list, for one)."""
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Evaluations({list(self)!r})"
+
 
 def _still_dirty(p: _Plan, now: float, step: float, max_backfill: float) -> float | None:
     """Where the mark moves once ``p.redo`` is stored: None only when every evaluated step it

@@ -8,6 +8,7 @@ from typing import Any, cast
 from sqlalchemy import String, column, func, select, values
 from sqlalchemy.orm import Session
 
+from monitor.slo.columns import WINDOW_KEYS
 from monitor.slo.evaluate import SLOEvaluation, WindowResult
 from monitor.store.ops import apply_op, evaluations_op
 from monitor.store.tables import EvaluationRow
@@ -18,8 +19,17 @@ TABLE = EvaluationRow.__table__
 LOOKUP_CHUNK = 500
 
 
-def window_results(windows: Iterable[dict[str, Any]], at: float) -> tuple[WindowResult, ...]:
-    """A stored row's ``windows`` (ending at ``at``) as results, in stored order (shortest first)."""
+def window_results(
+    windows: dict[str, list[Any]] | list[dict[str, Any]], at: float
+) -> tuple[WindowResult, ...]:
+    """A stored row's ``windows`` (ending at ``at``) as results, in stored order (shortest first):
+    one object of columns (a list of objects, one per window, from a replica not yet upgraded)."""
+    if isinstance(windows, dict):
+        end = float(at)
+        return tuple(
+            WindowResult(n, s, end, g, t, a, b, r)
+            for n, s, g, t, a, b, r in zip(*(windows[k] for k in WINDOW_KEYS), strict=True)
+        )
     return tuple(
         WindowResult(w["window"], w["start"], float(at), w["good"], w["total"], w["attainment"],
                      w["budget_remaining"], w["burn_rate"])
