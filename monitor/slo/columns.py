@@ -22,6 +22,7 @@ from typing import Any, Protocol, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from monitor.conventions import BurnAlert
 from monitor.model import SLO
 from monitor.slo.evaluate import (
     STATUS_BURNING,
@@ -55,16 +56,32 @@ _SEVERITIES: tuple[str | None, ...] = (None, "page", "ticket")
 
 
 @dataclass(frozen=True)
+class _Facts:
+    """What a group of SLOs sharing their windows needs at every step, computed once for the same
+    SLOs (:func:`_grouped`): ids, error budgets, and per burn condition every SLO's error-ratio
+    threshold and events guard."""
+
+    slos: tuple[SLO, ...]
+    ids: list[str]
+    budget: Floats
+    alerts: list[tuple[BurnAlert, Floats, Floats]]
+
+
+@dataclass(frozen=True)
 class _Group:
     """SLOs sharing their windows, evaluated at ``at``: matrices [SLO, window]."""
 
-    slos: Sequence[SLO]
+    facts: _Facts
     at: float
     windows: tuple[Window, ...]
     good: Floats
     total: Floats
     status: NDArray[np.int8]
     severity: NDArray[np.int8]
+
+    @property
+    def slos(self) -> tuple[SLO, ...]:
+        return self.facts.slos
 
     def evaluation(self, i: int) -> SLOEvaluation:
         slo = self.slos[i]
@@ -79,7 +96,7 @@ class _Group:
         events; any NaN or ±Inf), serialized without one Python float per number
         (:func:`monitor.store.upsert.insert_many_ignore`)."""
         names, starts = [w.name for w in self.windows], [w.start for w in self.windows]
-        budget = np.array([s.budget for s in self.slos], dtype=np.float64)[:, None]
+        budget = self.facts.budget[:, None]
         good, total = self.good, self.total
         with np.errstate(all="ignore"):
             burn = ((total - good) / total) / budget
@@ -88,13 +105,13 @@ class _Group:
         ratios[~np.isfinite(ratios) | (total[:, None, :] <= 0)] = np.nan
         statuses, severities = self.status.tolist(), self.severity.tolist()
         columns = [list(matrix[:, k]) for k in range(5)]  # a view per SLO, made in C
-        return [{"slo_id": slo.id, "evaluated_at": self.at, "request_class": slo.request_class,
+        return [{"slo_id": slo_id, "evaluated_at": self.at, "request_class": slo.request_class,
                  "slo_name": slo.name, "sli": slo.sli, "objective": slo.objective,
                  "status": _STATUSES[status], "severity": _SEVERITIES[severity],
                  "windows": {"window": names, "start": starts, "good": g, "total": t, "attainment": a,
                              "budget_remaining": b, "burn_rate": r}}
-                for slo, g, t, a, b, r, status, severity
-                in zip(self.slos, *columns, statuses, severities, strict=True)]  # fmt: skip
+                for slo, slo_id, g, t, a, b, r, status, severity
+                in zip(self.slos, self.facts.ids, *columns, statuses, severities, strict=True)]  # fmt: skip
 
 
 class StepEvaluations(Sequence[SLOEvaluation]):
@@ -130,7 +147,7 @@ class StepEvaluations(Sequence[SLOEvaluation]):
 
     def keys(self) -> list[tuple[str, float]]:
         """(SLO id, instant) of each evaluation, in order (without building them)."""
-        return [(s.id, g.at) for g in self._groups for s in g.slos]
+        return [(slo_id, g.at) for g in self._groups for slo_id in g.facts.ids]
 
     def rows(self) -> list[dict[str, Any]]:
         return [row for g in self._groups for row in g.rows()]
@@ -139,37 +156,33 @@ class StepEvaluations(Sequence[SLOEvaluation]):
 def evaluate_columns(slos: Sequence[SLO], at: float, counts: ColumnCounter) -> StepEvaluations:
     """Every window of every SLO in ``slos`` at ``at``: :func:`monitor.slo.evaluate.evaluate_counts`
     of each, column-wise."""
-    by_windows: dict[tuple[str, float], list[SLO]] = {}
-    for slo in slos:
-        by_windows.setdefault((slo.period_window, slo.period), []).append(slo)
     groups = []
-    for members in by_windows.values():
-        windows = windows_at(members[0], at)
-        good, total = counts.columns([s.id for s in members], [w.start for w in windows], at)
-        status, severity = _status(members, windows, good, total)
-        groups.append(_Group(members, at, windows, good, total, status, severity))
+    for facts in _grouped(slos):
+        windows = windows_at(facts.slos[0], at)
+        good, total = counts.columns(facts.ids, [w.start for w in windows], at)
+        status, severity = _status(facts, windows, good, total)
+        groups.append(_Group(facts, at, windows, good, total, status, severity))
     return StepEvaluations(groups)
 
 
 def _status(
-    slos: Sequence[SLO], windows: tuple[Window, ...], good: Floats, total: Floats
+    facts: _Facts, windows: tuple[Window, ...], good: Floats, total: Floats
 ) -> tuple[NDArray[np.int8], NDArray[np.int8]]:
     """:func:`monitor.slo.evaluate.status_of` of every row: status and severity codes."""
-    n = len(slos)
+    n = len(facts.slos)
     column = {w.name: k for k, w in enumerate(windows)}
-    budget = np.array([s.budget for s in slos], dtype=np.float64)
-    p = column.get(slos[0].period_window) if n else None
+    p = column.get(facts.slos[0].period_window) if n else None
     status, severity = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int8)
     if p is None:
         status[:] = _STATUSES.index(STATUS_NO_DATA)
         return status, severity
     with np.errstate(all="ignore"):
         ratio = (total - good) / total  # the error ratio of every window (NaN without events)
-        remaining = 1.0 - ratio[:, p] / budget
+        remaining = 1.0 - ratio[:, p] / facts.budget
     no_data = ~(total[:, p] > 0)
     exhausted = ~no_data & (remaining <= 0)
     fired = np.zeros(n, dtype=np.bool_)
-    for alert, threshold, guard in _alert_columns(slos):
+    for alert, threshold, guard in facts.alerts:
         long_k, short_k = column.get(alert.long_window), column.get(alert.short_window)
         if long_k is None or short_k is None:
             continue
@@ -184,24 +197,32 @@ def _status(
     return status, severity
 
 
-#: per group of SLOs (by identity; the SLOs are kept so their ids stay theirs): the conditions
-_CACHE: dict[tuple[int, ...], tuple[tuple[SLO, ...], list[tuple[Any, Floats, Floats]]]] = {}
+#: the groups of the SLO lists seen last, by the SLOs' identities (the SLOs are held by the
+#: groups, so their identities stay theirs)
+_CACHE: dict[tuple[int, ...], list[_Facts]] = {}
 
 
-def _alert_columns(slos: Sequence[SLO]) -> list[tuple[Any, Floats, Floats]]:
-    """Per burn condition: the alert, every SLO's error-ratio threshold and events guard (the
-    same at every step: computed once for the same SLOs, not once per step)."""
-    key = tuple(id(s) for s in slos)
+def _grouped(slos: Sequence[SLO]) -> list[_Facts]:
+    """``slos`` by their windows (the period), each group's facts: the same at every step, so
+    computed once for the same SLOs, not once per step."""
+    key = tuple(map(id, slos))
     cached = _CACHE.get(key)
     if cached is not None:
-        return cached[1]
-    conditions = [_conditions(s) for s in slos]
+        return cached
+    by_period: dict[tuple[str, float], list[SLO]] = {}
+    for slo in slos:
+        by_period.setdefault((slo.period_window, slo.period), []).append(slo)
     out = []
-    for k, (alert, _, _) in enumerate(conditions[0] if conditions else ()):
-        threshold = np.array([c[k][1] for c in conditions], dtype=np.float64)
-        guard = np.array([c[k][2] for c in conditions], dtype=np.float64)
-        out.append((alert, threshold, guard))
+    for members in by_period.values():
+        conditions = [_conditions(s) for s in members]
+        alerts = []
+        for k, (alert, _, _) in enumerate(conditions[0]):
+            threshold = np.array([c[k][1] for c in conditions], dtype=np.float64)
+            guard = np.array([c[k][2] for c in conditions], dtype=np.float64)
+            alerts.append((alert, threshold, guard))
+        budget = np.array([s.budget for s in members], dtype=np.float64)
+        out.append(_Facts(tuple(members), [s.id for s in members], budget, alerts))
     if len(_CACHE) >= 8:
         _CACHE.clear()
-    _CACHE[key] = (tuple(slos), out)
+    _CACHE[key] = out
     return out

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
+import orjson
 from numpy.typing import NDArray
 from sqlalchemy import CursorResult, func, literal, select, union_all
 from sqlalchemy.orm import Session
@@ -86,6 +87,7 @@ class RunningCounts:
 
     def _clear(self) -> None:
         self._rows: dict[str, int] = {}  # SLO id -> its row
+        self._ids: list[str | None] = []  # row -> its SLO id (None: free)
         self._free: list[int] = []  # rows of forgotten SLOs, reused by the next rebuild
         self._order: dict[float, int] = {}  # window length -> its heads column
         self.first = 0  # the hour number of cum's column 0 (shared by every row)
@@ -110,6 +112,7 @@ class RunningCounts:
             row = self._rows.pop(slo_id, None)
             if row is not None:
                 self._free.append(row)
+                self._ids[row] = None
 
     def advance(self, session: Session, at: float, slo_ids: Sequence[str], lengths: Iterable[float]) -> None:
         """Bring ``slo_ids`` to step ``at`` (window lengths ``lengths``); SLOs not tracked yet, or
@@ -282,6 +285,9 @@ class RunningCounts:
             self.heads = np.concatenate([self.heads, np.zeros((grow, *self.heads.shape[1:]))])
         rows = reused + fresh
         self._rows.update(zip(slo_ids, rows, strict=True))
+        self._ids.extend([None] * (len(self.cum) - len(self._ids)))
+        for slo_id, row in zip(slo_ids, rows, strict=True):
+            self._ids[row] = slo_id
         return np.array(rows, dtype=np.int64)
 
     def _rebuild_hours(
@@ -316,9 +322,13 @@ class RunningCounts:
         self, session: Session, ranges: Sequence[tuple[float, float, float]], slo_ids: Sequence[str] | None
     ) -> tuple[Floats, Ints, Floats, Floats]:
         """:func:`_range_sums` of the tracked SLOs as arrays: labels, rows, hour ends, (good, total)."""
-        labels, ids, hours, good, total = _range_sums(session, ranges, slo_ids)
-        get = self._rows.get
-        rows = np.fromiter((get(s, -1) for s in ids), dtype=np.int64, count=len(ids))
+        if session.get_bind().dialect.name == "postgresql":  # the server finds each SLO's row
+            labels, found, hours, good, total = _pg_range_sums(session, ranges, slo_ids, self._ids)
+            rows = np.asarray(found, dtype=np.int64)
+        else:
+            labels, ids, hours, good, total = _range_sums(session, ranges, slo_ids)
+            get = self._rows.get
+            rows = np.fromiter((get(s, -1) for s in ids), dtype=np.int64, count=len(ids))
         mine = rows >= 0
         sums = np.stack([np.asarray(good, dtype=np.float64), np.asarray(total, dtype=np.float64)], axis=-1)
         hour_ends = np.asarray(hours, dtype=np.float64)
@@ -381,10 +391,9 @@ def _range_sums(
 ) -> Columns:
     """Counted slices ending in each ``(lo, hi]``, summed per SLO: label 0 by hour end too (the
     step's new slices), other labels (a window length: a window's head) in one row per SLO; as
-    columns (labels, SLO ids, hour ends, good, total). PostgreSQL: one statement, each column
-    one binary array (11 rows per SLO a step: row by row, a tuple each cost several times more)."""
-    if session.get_bind().dialect.name == "postgresql":
-        return _pg_range_sums(session, ranges, slo_ids)
+    columns (labels, SLO ids, hour ends, good, total). SQLite's; PostgreSQL's is
+    :func:`_pg_range_sums` (each column one binary array: 11 rows per SLO a step, row by row a
+    tuple each cost several times more)."""
     s = EventSliceRow
     parts = []
     for label, lo, hi in ranges:
@@ -406,19 +415,26 @@ def _range_sums(
 
 
 def _pg_range_sums(
-    session: Session, ranges: Sequence[tuple[float, float, float]], slo_ids: Sequence[str] | None
-) -> Columns:
+    session: Session,
+    ranges: Sequence[tuple[float, float, float]],
+    slo_ids: Sequence[str] | None,
+    rows: Sequence[str | None],
+) -> tuple[list[float], list[int], list[float], list[float], list[float]]:
+    """:func:`_range_sums` on PostgreSQL with each SLO's index in ``rows`` in place of its id (SLOs
+    not in ``rows`` left out): the ids are sent once as one JSON document and joined by the
+    server, so no id is sent back and looked up per row."""
     ids = "" if slo_ids is None else " AND slo_id = ANY(%s)"
     parts: list[str] = []
-    params: list[Any] = []
+    params: list[Any] = [orjson.dumps(rows).decode()]
     for label, lo, hi in ranges:
         parts.append((_PG_NEW if label == 0.0 else _PG_HEAD).format(ids=ids))
-        params.extend(
-            ([] if label == 0.0 else [label]) + [lo, hi] + ([] if slo_ids is None else [list(slo_ids)])
-        )
+        params.extend([] if label == 0.0 else [label])
+        params.extend([lo, hi] + ([] if slo_ids is None else [list(slo_ids)]))
     sql = (
-        "SELECT array_agg(label), array_agg(slo_id), array_agg(hour), array_agg(good), array_agg(total) "
-        f"FROM ({' UNION ALL '.join(parts)}) AS u"
+        "WITH ids AS MATERIALIZED (SELECT slo_id, n - 1 AS row FROM json_array_elements_text(%s::json) "
+        "WITH ORDINALITY AS t(slo_id, n)) "
+        "SELECT array_agg(u.label), array_agg(ids.row), array_agg(u.hour), array_agg(u.good), "
+        f"array_agg(u.total) FROM ({' UNION ALL '.join(parts)}) AS u JOIN ids USING (slo_id)"
     )
     driver = cast(Any, session.connection().connection.driver_connection)
     with driver.cursor(binary=True) as cur:
