@@ -209,18 +209,21 @@ def _grouped(slos: Sequence[SLO]) -> list[_Facts]:
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    by_period: dict[tuple[str, float], list[SLO]] = {}
+    by_period: dict[float, list[SLO]] = {}
     for slo in slos:
-        by_period.setdefault((slo.period_window, slo.period), []).append(slo)
+        by_period.setdefault(slo.period, []).append(slo)
+    # the conditions depend on these alone: computed once per distinct set, not once per SLO
+    shared: dict[tuple[float, float, float | None, int | None], SLO] = {}
     out = []
     for members in by_period.values():
-        conditions = [_conditions(s) for s in members]
+        keys = [(s.objective, s.period, s.page_within, s.min_events) for s in members]
+        conditions = [_conditions(shared.setdefault(k, s)) for k, s in zip(keys, members, strict=True)]
         alerts = []
         for k, (alert, _, _) in enumerate(conditions[0]):
             threshold = np.array([c[k][1] for c in conditions], dtype=np.float64)
             guard = np.array([c[k][2] for c in conditions], dtype=np.float64)
             alerts.append((alert, threshold, guard))
-        budget = np.array([s.budget for s in members], dtype=np.float64)
+        budget = np.array([shared[k].budget for k in keys], dtype=np.float64)
         out.append(_Facts(tuple(members), [s.id for s in members], budget, alerts))
     if len(_CACHE) >= 8:
         _CACHE.clear()

@@ -273,16 +273,12 @@ class RunningCounts:
     def _allocate(self, slo_ids: Sequence[str]) -> Ints:
         """Rows for ``slo_ids``: forgotten SLOs' rows first, then new ones (the arrays grown)."""
         reused = [self._free.pop() for _ in range(min(len(self._free), len(slo_ids)))]
-        size = len(self.cum) - len(self._rows) - len(self._free) - len(reused)  # never allocated yet
-        start = len(self.cum) - size
+        start = len(self.cum)  # every row is tracked or free: new ones go after them
         fresh = list(range(start, start + len(slo_ids) - len(reused)))
-        need = start + len(fresh)
-        if need > len(self.cum):
-            grow = need - len(self.cum)
-            self.cum = np.concatenate([self.cum, np.zeros((grow, *self.cum.shape[1:]))])
-            self.base = np.concatenate([self.base, np.zeros(grow, dtype=np.int64)])
-            self.now = np.concatenate([self.now, np.zeros((grow, 2))])
-            self.heads = np.concatenate([self.heads, np.zeros((grow, *self.heads.shape[1:]))])
+        if fresh:
+            need = start + len(fresh)
+            self.cum, self.base = _grown(self.cum, need), _grown(self.base, need)
+            self.now, self.heads = _grown(self.now, need), _grown(self.heads, need)
         rows = reused + fresh
         self._rows.update(zip(slo_ids, rows, strict=True))
         self._ids.extend([None] * (len(self.cum) - len(self._ids)))
@@ -333,6 +329,13 @@ class RunningCounts:
         sums = np.stack([np.asarray(good, dtype=np.float64), np.asarray(total, dtype=np.float64)], axis=-1)
         hour_ends = np.asarray(hours, dtype=np.float64)
         return np.asarray(labels, dtype=np.float64)[mine], rows[mine], hour_ends[mine], sums[mine]
+
+
+def _grown(a: NDArray[Any], n: int) -> NDArray[Any]:
+    """``a`` with zero rows after its own up to ``n`` (one allocation, its pages zeroed lazily)."""
+    out = np.zeros((n, *a.shape[1:]), dtype=a.dtype)
+    out[: len(a)] = a
+    return out
 
 
 def _rollups(
