@@ -37,7 +37,7 @@ Memory: ~820 hours × (good, total) of float64 per SLO plus a few sums, ~13 KB p
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -292,21 +292,10 @@ class RunningCounts:
         """cum of ``rows`` from the rollups in ``(base, top]``: zero at ``base`` and before."""
         start = hour_number(base)
         hours = np.zeros((len(rows), hour_number(top) - start, 2))
-        at_row: list[int] = []
-        ends: list[float] = []
-        goods: list[float] = []
-        totals: list[float] = []
-        position = dict(zip(slo_ids, range(len(rows)), strict=True))
-        for slo_id, hour_ends, good, total in _rollups(session, slo_ids, base, top):
-            at_row.extend([position[slo_id]] * len(hour_ends))
-            ends.extend(hour_ends)
-            goods.extend(good)
-            totals.extend(total)
-        if at_row:
-            where = np.array(at_row, dtype=np.int64)
-            column = np.rint(np.array(ends, dtype=np.float64) / HOUR).astype(np.int64) - start - 1
-            hours[where, column, 0] = goods
-            hours[where, column, 1] = totals
+        where, ends, goods, totals = _rollups(session, slo_ids, base, top)
+        column = np.rint(ends / HOUR).astype(np.int64) - start - 1
+        hours[where, column, 0] = goods
+        hours[where, column, 1] = totals
         offset = start - self.first
         self.cum[rows] = 0.0
         self.cum[rows, offset + 1 : self.cols] = np.cumsum(hours, axis=1)
@@ -340,34 +329,42 @@ def _grown(a: NDArray[Any], n: int) -> NDArray[Any]:
 
 def _rollups(
     session: Session, slo_ids: Sequence[str], base: float, top: float
-) -> Iterator[tuple[str, list[float], list[float], list[float]]]:
-    """Per SLO with rollups in ``(base, top]``: their hour ends, good and total (SQLite: oldest
-    first; PostgreSQL: one row per SLO, each column an array, in the order the rows are stored —
-    any order: the caller places each hour by its end. Unordered, the server groups them 3x
-    faster than sorting each SLO's hours; binary, the arrays arrive several times faster than
-    parsed from text. 32 days of 500 SLOs: 384,000 rows)."""
-    r = SliceRollupRow
+) -> tuple[Ints, Floats, Floats, Floats]:
+    """The rollups of ``slo_ids`` in ``(base, top]`` as columns: each one's SLO (its index in
+    ``slo_ids``), hour end, good and total; in no particular order (the caller places each hour
+    by its end). PostgreSQL: one row of four arrays in their binary wire form (``array_send``),
+    read into numpy as they are — no Python number per rollup (32 days of 500 SLOs: 384,000)."""
     if session.get_bind().dialect.name == "postgresql":
         sql = (
-            "SELECT slo_id, array_agg(hour_end), array_agg(good), array_agg(total) FROM slice_rollups "
-            "WHERE slo_id = ANY(%s) AND hour_end > %s AND hour_end <= %s GROUP BY slo_id"
+            "SELECT array_send(array_agg(t.n - 1)), array_send(array_agg(r.hour_end)), "
+            "array_send(array_agg(r.good)), array_send(array_agg(r.total)) FROM slice_rollups r "
+            "JOIN json_array_elements_text(%s::json) WITH ORDINALITY AS t(slo_id, n) ON t.slo_id = r.slo_id "
+            "WHERE r.slo_id = ANY(%s) AND r.hour_end > %s AND r.hour_end <= %s"
         )
         driver = cast(Any, session.connection().connection.driver_connection)
         with driver.cursor(binary=True) as cur:
-            cur.execute(sql, (list(slo_ids), base, top))
-            for row in cur:
-                yield str(row[0]), row[1], row[2], row[3]
-        return
+            cur.execute(sql, (orjson.dumps(list(slo_ids)).decode(), list(slo_ids), base, top))
+            row = cur.fetchone()
+        if row is None or row[0] is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
+        return _wire(row[0], ">i8"), _wire(row[1]), _wire(row[2]), _wire(row[3])
+    r = SliceRollupRow
     where = (r.slo_id.in_(slo_ids), r.hour_end > base, r.hour_end <= top)
     q = select(r.slo_id, r.hour_end, r.good, r.total).where(*where)
-    by_slo: dict[str, tuple[list[float], list[float], list[float]]] = {}
-    for slo_id, h, g, t in session.execute(q):
-        hours, good, total = by_slo.setdefault(str(slo_id), ([], [], []))
-        hours.append(float(h))
-        good.append(float(g))
-        total.append(float(t))
-    for slo_id, (hours, good, total) in by_slo.items():
-        yield slo_id, hours, good, total
+    position = {s: k for k, s in enumerate(slo_ids)}
+    got = [(position[str(s)], float(h), float(g), float(t)) for s, h, g, t in session.execute(q)]
+    if not got:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
+    at, hours, good, total = zip(*got, strict=True)
+    return np.array(at, dtype=np.int64), np.array(hours), np.array(good), np.array(total)
+
+
+def _wire(data: bytes, kind: str = ">f8") -> NDArray[Any]:
+    """A one-dimensional array without nulls of 8-byte numbers in PostgreSQL's binary form
+    (``array_send``: a 20-byte header, then per element its length, 8, and its big-endian bytes)."""
+    items = np.frombuffer(data, dtype=np.dtype([("length", ">i4"), ("value", kind)]), offset=20)
+    assert (items["length"] == 8).all(), "an array with nulls or of another width"
+    return items["value"].astype(np.dtype(kind).newbyteorder("="))
 
 
 def _key(length: float) -> float:
