@@ -3,7 +3,7 @@
 ``windows`` was ``[{"window": "5m", "start": …, "good": …, …}, …]``: ten objects per row, the
 seven key names written ten times. Now it is ``{"window": [...], "start": [...], "good": [...],
 "total": [...], "attainment": [...], "budget_remaining": [...], "burn_rate": [...]}`` (shortest
-window first, as before): under half the bytes, and built from the evaluator's columns without
+window first, as before): ~60 % of the bytes, and built from the evaluator's columns without
 one object per window (a step of 50,000 SLOs stores 500,000 windows). Stored rows are converted
 in place by the database (each number's text kept as written); the downgrade converts back.
 
