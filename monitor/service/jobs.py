@@ -318,7 +318,7 @@ class Jobs:
         self.last_evaluation = self.clock()
         return len(done)
 
-    def _publish(self, done: list[SLOEvaluation], now: float) -> None:
+    def _publish(self, done: Sequence[SLOEvaluation], now: float) -> None:
         """Set the SLO gauges from what was just evaluated: an SLO's newest evaluation only (a step
         evaluated again after a late write may be older); from the store on the first run."""
         if self.published is None:

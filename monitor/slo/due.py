@@ -17,12 +17,13 @@ how far it evaluates before it reads any count, so no write can slip between.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol, overload
 
 from monitor.model import SLO, Model
+from monitor.slo.columns import ColumnCounter, StepEvaluations, evaluate_columns
 from monitor.slo.evaluate import Counter, SLOEvaluation, evaluate_counts
 from monitor.slo.windows import align, rolling_lengths
 
@@ -54,9 +55,9 @@ class EvaluationStore(Protocol):
 
     def step_counter(
         self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]
-    ) -> AbstractContextManager[Counter]:
-        """A Counter for windows of ``slo_ids`` ending at ``at`` (rolling lengths ``lengths``), kept
-        incrementally between calls (:mod:`monitor.store.running`)."""
+    ) -> AbstractContextManager[ColumnCounter]:
+        """Counts of windows of ``slo_ids`` ending at ``at`` (rolling lengths ``lengths``), one or
+        column-wise, kept incrementally between calls (:mod:`monitor.store.running`)."""
         ...
 
     def forget_running(self, slo_ids: Sequence[str] | None = None) -> None:
@@ -118,8 +119,7 @@ def redo_steps(
     return _steps(first, min(last, align(now, step)), step, max_steps)
 
 
-@dataclass(frozen=True)
-class _Plan:
+class _Plan(NamedTuple):  # a tuple: 50,000 of them are made at every step
     slo: SLO
     redo: list[float]
     new: list[float]
@@ -155,7 +155,7 @@ def evaluate_due(
     step: float = STEP,
     max_backfill: float = MAX_BACKFILL,
     max_steps: int = MAX_STEPS,
-) -> list[SLOEvaluation]:
+) -> Sequence[SLOEvaluation]:
     """Evaluate and store every due step of every SLO, and again every step a late write changed;
     returns what was evaluated, oldest first per SLO.
 
@@ -163,10 +163,12 @@ def evaluate_due(
     (:meth:`EvaluationStore.step_counter`); a dirty one is evaluated from the store's counts and
     its running sums are forgotten (rebuilt at its next step)."""
     plans = _plans(store, model, now, step, max_backfill, max_steps)
-    store.announce({p.slo_id: max(p.redo + p.new) for p in plans if p.redo or p.new})
+    store.announce({p.slo_id: max(p.redo[-1:] + p.new[-1:]) for p in plans if p.redo or p.new})
     dirty = [p for p in plans if p.mark is not None]
     store.forget_running([p.slo_id for p in dirty])
-    done = _sweep(store, model, [p for p in plans if p.mark is None and p.new])
+    done: list[Sequence[SLOEvaluation]] = list(
+        _sweep(store, model, [p for p in plans if p.mark is None and p.new])
+    )
     for p in dirty:
         with store.counter() as counts:
             again = [evaluate_counts(p.slo, at, counts) for at in p.redo]
@@ -177,23 +179,75 @@ def evaluate_due(
             store.save_evaluations(fresh)
         assert p.mark is not None
         store.advance_dirty(p.mark, _still_dirty(p, now, step, max_backfill))
-        done.extend(again + fresh)
-    done.sort(key=lambda e: (e.slo_id, e.evaluated_at))
-    return done
+        done.append(again + fresh)
+    return Evaluations(done)
 
 
-def _sweep(store: EvaluationStore, model: Model, plans: Sequence[_Plan]) -> list[SLOEvaluation]:
+def _sweep(store: EvaluationStore, model: Model, plans: Sequence[_Plan]) -> list[StepEvaluations]:
     """Every instant any of ``plans`` is due at, oldest first: the running sums are advanced to
-    it for the SLOs due then, and their evaluations stored together."""
+    it for the SLOs due then, all of them evaluated column-wise and stored together."""
     lengths = rolling_lengths(model.slos)
-    done: list[SLOEvaluation] = []
+    done: list[StepEvaluations] = []
     for at in sorted({at for p in plans for at in p.new}):
         due = [p for p in plans if p.new[0] <= at <= p.new[-1]]
         with store.step_counter(at, [p.slo_id for p in due], lengths) as counts:
-            fresh = [evaluate_counts(p.slo, at, counts) for p in due]
+            fresh = evaluate_columns([p.slo for p in due], at, counts)
         store.save_evaluations(fresh)
-        done.extend(fresh)
+        done.append(fresh)
     return done
+
+
+class Evaluations(Sequence[SLOEvaluation]):
+    """What :func:`evaluate_due` evaluated, by SLO then instant; each evaluation is built when
+    read (a step of 50,000 SLOs is 500,000 windows: the caller may need only a few, or none)."""
+
+    def __init__(self, parts: Sequence[Sequence[SLOEvaluation]]) -> None:
+        self._parts = [p for p in parts if len(p)]
+        self._order: list[tuple[int, int]] | None = None
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._parts)
+
+    def _sorted(self) -> list[tuple[int, int]]:
+        if self._order is None:
+            keys: list[tuple[tuple[str, float], int, int]] = []
+            for k, part in enumerate(self._parts):
+                pairs = (
+                    part.keys()
+                    if isinstance(part, StepEvaluations)
+                    else [(e.slo_id, e.evaluated_at) for e in part]
+                )
+                keys.extend((key, k, i) for i, key in enumerate(pairs))
+            keys.sort()
+            self._order = [(k, i) for _, k, i in keys]
+        return self._order
+
+    @overload
+    def __getitem__(self, i: int) -> SLOEvaluation: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[SLOEvaluation]: ...
+
+    def __getitem__(self, i: int | slice) -> SLOEvaluation | list[SLOEvaluation]:
+        order = self._sorted()
+        if isinstance(i, slice):
+            return [self._parts[k][j] for k, j in order[i]]
+        k, j = order[i]
+        return self._parts[k][j]
+
+    def __iter__(self) -> Iterator[SLOEvaluation]:
+        return (self._parts[k][j] for k, j in self._sorted())
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same evaluations in the same order (a list, for one)."""
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Evaluations({list(self)!r})"
 
 
 def _still_dirty(p: _Plan, now: float, step: float, max_backfill: float) -> float | None:

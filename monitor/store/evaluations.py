@@ -5,21 +5,30 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from sqlalchemy import String, column, func, select, values
+import orjson
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from monitor.slo.columns import WINDOW_KEYS
 from monitor.slo.evaluate import SLOEvaluation, WindowResult
 from monitor.store.ops import apply_op, evaluations_op
 from monitor.store.tables import EvaluationRow
 
 #: Rows are read as plain tuples (not ORM objects): a week of evaluations is ~10k rows per SLO.
 TABLE = EvaluationRow.__table__
-#: SLO ids per statement of :meth:`EvaluationRepo.last_evaluated`'s lookups (bound parameters)
-LOOKUP_CHUNK = 500
 
 
-def window_results(windows: Iterable[dict[str, Any]], at: float) -> tuple[WindowResult, ...]:
-    """A stored row's ``windows`` (ending at ``at``) as results, in stored order (shortest first)."""
+def window_results(
+    windows: dict[str, list[Any]] | list[dict[str, Any]], at: float
+) -> tuple[WindowResult, ...]:
+    """A stored row's ``windows`` (ending at ``at``) as results, in stored order (shortest first):
+    one object of columns (a list of objects, one per window, from a replica not yet upgraded)."""
+    if isinstance(windows, dict):
+        end = float(at)
+        return tuple(
+            WindowResult(n, s, end, g, t, a, b, r)
+            for n, s, g, t, a, b, r in zip(*(windows[k] for k in WINDOW_KEYS), strict=True)
+        )
     return tuple(
         WindowResult(w["window"], w["start"], float(at), w["good"], w["total"], w["attainment"],
                      w["budget_remaining"], w["burn_rate"])
@@ -61,7 +70,7 @@ class EvaluationRepo:
     def last_evaluated(self, slo_ids: Sequence[str], since: float | None) -> dict[str, float]:
         """The newest evaluated instant of each of ``slo_ids`` that has one. ``since``: an instant
         most were evaluated at or after (one range read for those; the rest by index lookups:
-        PostgreSQL 500 a statement, SQLite one by one)."""
+        PostgreSQL all in one statement, SQLite one by one)."""
         found: dict[str, float] = {}
         if since is not None:
             e = EvaluationRow
@@ -72,18 +81,19 @@ class EvaluationRepo:
         if self.session.get_bind().dialect.name != "postgresql":  # in-process: one by one is cheap
             lasts = {s: self.last_evaluated_at(s) for s in rest}
             return found | {k: v for k, v in lasts.items() if v is not None}
-        for i in range(0, len(rest), LOOKUP_CHUNK):
-            found.update(self._newest(rest[i : i + LOOKUP_CHUNK]))
-        return found
+        return found | self._newest(rest)
 
     def _newest(self, slo_ids: Sequence[str]) -> dict[str, float]:
         """The newest instant of each of ``slo_ids`` that has one: one statement, one index
-        lookup per SLO (a correlated ``max`` over the primary key, not a scan of their rows;
-        PostgreSQL: SQLite has no column names on a ``VALUES`` list)."""
-        e = EvaluationRow
-        ids = values(column("slo_id", String), name="wanted").data([(s,) for s in slo_ids])
-        newest = select(func.max(e.evaluated_at)).where(e.slo_id == ids.c.slo_id).scalar_subquery()
-        rows = self.session.execute(select(ids.c.slo_id, newest))
+        lookup per SLO (a correlated ``max`` over the primary key, not a scan of their rows), the
+        ids sent as one JSON document (PostgreSQL)."""
+        if not slo_ids:
+            return {}
+        sql = (
+            "SELECT t.slo_id, (SELECT max(e.evaluated_at) FROM evaluations e WHERE e.slo_id = t.slo_id) "
+            "FROM json_array_elements_text(%s::json) AS t(slo_id)"
+        )
+        rows = self.session.connection().exec_driver_sql(sql, (orjson.dumps(list(slo_ids)).decode(),))
         return {str(k): float(cast(float, v)) for k, v in rows if v is not None}
 
     def latest(self, at: float | None = None) -> list[SLOEvaluation]:

@@ -32,6 +32,7 @@ from monitor.probes.gaps import itl_histogram
 from monitor.probes.result import ProbeResult
 from monitor.scrape.gpu_signals import GpuSignals
 from monitor.scrape.signals import Signals
+from monitor.slo.columns import WINDOW_KEYS, StepEvaluations
 from monitor.slo.evaluate import SLOEvaluation
 from monitor.slo.slices import EventSlice, slices_from_probe, slices_from_signals
 from monitor.store.fingerprint import DeploymentFingerprint
@@ -117,15 +118,17 @@ def slices_op(slices: Sequence[EventSlice]) -> Op:
 
 
 def evaluation_row(e: SLOEvaluation) -> dict[str, Any]:
-    """The stored row of one evaluation: the SLO at one instant, its windows as a JSON list."""
-    windows = []
-    for w in e.windows:  # one row per SLO and step: 500,000 windows a minute for 50,000 SLOs
-        a, b, r = w.attainment, w.budget_remaining, w.burn_rate
-        # the usual case in one test: a sum of three floats is finite only when each of them is
-        if a is None or b is None or r is None or not math.isfinite(a + b + r):
-            a, b, r = _finite(a), _finite(b), _finite(r)
-        windows.append({"window": w.window, "start": w.start, "good": w.good, "total": w.total,
-                        "attainment": a, "budget_remaining": b, "burn_rate": r})  # fmt: skip
+    """The stored row of one evaluation: the SLO at one instant, its windows as one JSON object
+    of columns (:class:`monitor.store.tables.EvaluationRow`)."""
+    columns: dict[str, list[Any]] = {k: [] for k in WINDOW_KEYS}
+    for w in e.windows:
+        columns["window"].append(w.window)
+        columns["start"].append(w.start)
+        columns["good"].append(w.good)
+        columns["total"].append(w.total)
+        columns["attainment"].append(_finite(w.attainment))
+        columns["budget_remaining"].append(_finite(w.budget_remaining))
+        columns["burn_rate"].append(_finite(w.burn_rate))
     return {
         "slo_id": e.slo_id,
         "evaluated_at": e.evaluated_at,
@@ -135,7 +138,7 @@ def evaluation_row(e: SLOEvaluation) -> dict[str, Any]:
         "objective": e.objective,
         "status": e.status,
         "severity": e.severity,
-        "windows": windows,
+        "windows": columns,
     }
 
 
@@ -146,7 +149,12 @@ def _finite(x: float | None) -> float | None:
 
 def evaluations_op(evaluations: Sequence[SLOEvaluation], replace: bool = False) -> Op:
     """``replace``: overwrite the stored row of the same (SLO, instant) (a step evaluated again)."""
-    return {"op": "evaluations", "rows": [evaluation_row(e) for e in evaluations], "replace": replace}
+    rows = (
+        evaluations.rows()
+        if isinstance(evaluations, StepEvaluations)
+        else [evaluation_row(e) for e in evaluations]
+    )
+    return {"op": "evaluations", "rows": rows, "replace": replace}
 
 
 def alertmanager_op(payload: dict[str, Any], received_at: float) -> Op:

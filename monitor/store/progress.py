@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import orjson
 from sqlalchemy import case, select, update
 from sqlalchemy.orm import Session
 
@@ -83,18 +84,19 @@ def announce(session: Session, until: Mapping[str, float]) -> None:
 
 
 def _announce_postgres(session: Session, until: Mapping[str, float]) -> None:
-    """:func:`announce` as one statement over two arrays (50,000 SLOs: one round trip, not one
-    upsert per SLO), the rows inserted in SLO id order as above."""
-    ids = sorted(until)
+    """:func:`announce` as one statement over one JSON object of SLO id -> instant (50,000 SLOs:
+    one round trip, not one upsert per SLO; one document the server parses, not two arrays the
+    driver builds element by element), the rows inserted in SLO id order as above."""
     sql = (
         "INSERT INTO evaluation_progress (slo_id, evaluated_until, dirty_since, dirty_version) "
-        "SELECT r.slo_id, r.until, NULL, 0 FROM unnest(%s::text[], %s::float8[]) AS r(slo_id, until) "
-        "ORDER BY r.slo_id "
+        "SELECT r.key, CAST(r.value AS float8), NULL, 0 FROM json_each_text(%s::json) AS r "
+        "ORDER BY r.key "
         "ON CONFLICT (slo_id) DO UPDATE SET evaluated_until = CASE "
         "WHEN evaluation_progress.evaluated_until > excluded.evaluated_until "
         "THEN evaluation_progress.evaluated_until ELSE excluded.evaluated_until END"
     )
-    session.connection().exec_driver_sql(sql, (ids, [float(until[k]) for k in ids]))
+    doc = orjson.dumps({k: float(v) for k, v in until.items()}).decode()
+    session.connection().exec_driver_sql(sql, (doc,))
 
 
 def dirty(session: Session, slo_ids: Sequence[str]) -> list[Dirty]:

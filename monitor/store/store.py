@@ -11,11 +11,13 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
+import numpy as np
 from sqlalchemy import inspect
 from sqlalchemy.orm import Session, sessionmaker
 
 from monitor.errors import StoreError
 from monitor.model import Model
+from monitor.slo.columns import ColumnCounter, Floats
 from monitor.slo.due import Dirty
 from monitor.slo.evaluate import Counter, SLOEvaluation
 from monitor.store import progress
@@ -26,6 +28,24 @@ from monitor.store.ops import Applied, Op, apply_op
 from monitor.store.readings import lock_endpoints
 from monitor.store.retention import Pruned, prune
 from monitor.store.running import RunningCounts
+
+
+class StepCounts:
+    """The running sums' counts at a step, one window or column-wise; what they do not hold is
+    read by ``fallback`` (:class:`monitor.slo.columns.ColumnCounter`)."""
+
+    def __init__(self, running: RunningCounts, fallback: EventCounts) -> None:
+        self.running, self.fallback = running, fallback
+
+    def __call__(self, slo_id: str, start: float, end: float) -> tuple[float, float]:
+        held = self.running.counts(slo_id, start, end)
+        return held if held is not None else self.fallback.counts(slo_id, start, end)
+
+    def columns(self, slo_ids: Sequence[str], starts: Sequence[float], end: float) -> tuple[Floats, Floats]:
+        good, total, held = self.running.columns(slo_ids, starts, end)
+        for i, k in zip(*np.nonzero(~held), strict=True):
+            good[i, k], total[i, k] = self.fallback.counts(slo_ids[i], starts[k], end)
+        return good, total
 
 
 def _is_reading(op: object) -> bool:
@@ -98,18 +118,14 @@ class Store:
             yield EventCounts(s).counts
 
     @contextmanager
-    def step_counter(self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]) -> Iterator[Counter]:
+    def step_counter(
+        self, at: float, slo_ids: Sequence[str], lengths: Iterable[float]
+    ) -> Iterator[ColumnCounter]:
         """Window counts at step ``at`` of ``slo_ids`` from the running sums, advanced to ``at``
         first; anything they do not hold is read as :meth:`counter` reads it (one snapshot)."""
         with self.snapshot() as s:
             self.running.advance(s, at, slo_ids, lengths)
-            fallback, running = EventCounts(s), self.running
-
-            def counts(slo_id: str, start: float, end: float) -> tuple[float, float]:
-                held = running.counts(slo_id, start, end)
-                return held if held is not None else fallback.counts(slo_id, start, end)
-
-            yield counts
+            yield StepCounts(self.running, EventCounts(s))
 
     def forget_running(self, slo_ids: Sequence[str] | None = None) -> None:
         self.running.forget(slo_ids)

@@ -305,9 +305,10 @@ class SliceRollupRow(Base):
 
 class EvaluationRow(Base):
     """Every window of one SLO at one aligned instant: one row per (SLO, instant), the windows'
-    numbers in ``windows`` (a JSON list, shortest window first, each ``{"window", "start",
-    "good", "total", "attainment", "budget_remaining", "burn_rate"}``; a window ends at
-    ``evaluated_at``). One row, not one per window: a step of 5,000 SLOs writes 5,000 rows."""
+    numbers in ``windows``: one JSON object of columns ``{"window": [...], "start": [...],
+    "good": [...], "total": [...], "attainment": [...], "budget_remaining": [...], "burn_rate":
+    [...]}``, shortest window first; a window ends at ``evaluated_at``. One row, not one per
+    window (a step of 5,000 SLOs writes 5,000 rows), and columns, not one object per window."""
 
     __tablename__ = "evaluations"
     __table_args__ = (Index("ix_evaluations_at", "evaluated_at"),)
@@ -319,7 +320,7 @@ class EvaluationRow(Base):
     objective: Mapped[float]
     status: Mapped[str] = mapped_column(String(12))
     severity: Mapped[str | None] = mapped_column(String(10))
-    windows: Mapped[list[Any]]
+    windows: Mapped[dict[str, Any]]
 
 
 class IncidentRow(Base):

@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import orjson
 from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
@@ -64,12 +65,12 @@ def insert_many_ignore(
     needs: on PostgreSQL one ``INSERT … SELECT FROM json_to_recordset(<the rows as one JSON
     document>)`` (one statement, one parameter and one round trip for any number of rows; the
     server parses the document, the driver escapes nothing), elsewhere one executemany. The rows'
-    values must be JSON-able and finite (:func:`finite`)."""
+    values must be JSON-able and finite (:func:`finite`), or numpy arrays (:func:`plain`)."""
     if not rows:
         return
     if session.get_bind().dialect.name != "postgresql":
         stmt = dialect_insert(session, table).on_conflict_do_nothing(index_elements=list(keys))
-        session.execute(stmt, list(rows))
+        session.execute(stmt, [plain(r) for r in rows])
         return
     dialect = session.get_bind().dialect
     cols = list(rows[0])
@@ -81,7 +82,8 @@ def insert_many_ignore(
         f"FROM json_to_recordset(%s::json) AS r({record}) "
         f"ON CONFLICT ({', '.join(quote(k) for k in keys)}) DO NOTHING"
     )
-    session.connection().exec_driver_sql(sql, (orjson.dumps(list(rows)).decode(),))
+    doc = orjson.dumps(list(rows), option=orjson.OPT_SERIALIZE_NUMPY)  # NaN and ±Inf: null
+    session.connection().exec_driver_sql(sql, (doc.decode(),))
 
 
 def upsert_add(
@@ -110,6 +112,16 @@ def upsert_replace(
             index_elements=list(keys), set_={c: stmt.excluded[c] for c in update}
         )
         session.execute(stmt)
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy arrays as lists (NaN and ±Inf as None): what the JSON columns'
+    serializer takes (PostgreSQL's path serializes the arrays as they are)."""
+    if isinstance(value, np.ndarray):
+        return [x if math.isfinite(x) else None for x in value.tolist()]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
 
 
 def finite(value: Any) -> Any:

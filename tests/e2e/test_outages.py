@@ -122,5 +122,5 @@ def test_database_outage_buffers_and_replays_without_loss_or_duplicates(
         assert {round(b - a, 6) for a, b in itertools.pairwise(instants)} == {STEP}, slo_id
         rows = st.rows(EvaluationRow, EvaluationRow.slo_id == slo_id)
         assert len(rows) == len(instants), f"duplicate evaluations of {slo_id}"
-        names = [[w["window"] for w in r.windows] for r in rows]
+        names = [r.windows["window"] for r in rows]
         assert all(sorted(n) == sorted(set(n)) == sorted(set(names[0])) for n in names), "duplicate windows"

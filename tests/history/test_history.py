@@ -19,6 +19,7 @@ from monitor.history.scenario import scenario
 from monitor.model import Model, load_model
 from monitor.slo.evaluate import evaluate_counts
 from monitor.store import Store
+from monitor.store.evaluations import window_results
 from monitor.store.migrate import upgrade
 from monitor.store.tables import (
     DeploymentRow,
@@ -107,12 +108,10 @@ def test_evaluations_at_every_step_equal_the_evaluator_on_the_store(built: Built
     with built.store.session() as s:
         row = s.scalars(select(EvaluationRow).where(EvaluationRow.slo_id == slo.id,
                                                     EvaluationRow.evaluated_at == at)).one()  # fmt: skip
-    stored = {w["window"]: w for w in row.windows}
+    stored = {w.window: w for w in window_results(row.windows, row.evaluated_at)}
     assert {w.window for w in want.windows} == set(stored)
     for w in want.windows:
-        assert (stored[w.window]["good"], stored[w.window]["total"]) == pytest.approx((w.good, w.total)), (
-            w.window
-        )
+        assert (stored[w.window].good, stored[w.window].total) == pytest.approx((w.good, w.total)), w.window
     assert row.status == want.status
 
 

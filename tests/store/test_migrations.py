@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -29,7 +30,7 @@ def test_models_and_migrations_agree(db_url: str) -> None:
         engine.dispose()
     assert diff == []
     assert set(Base.metadata.tables) <= tables
-    assert current(db_url) == head() == "0016"
+    assert current(db_url) == head() == "0017"
 
 
 def test_upgrade_is_repeatable(db_url: str) -> None:
@@ -52,7 +53,7 @@ def test_cli_db_upgrade_and_current_from_another_directory(
     assert "not migrated" in capsys.readouterr().out
     assert main(["db", "upgrade", "-c", str(cfg)]) == 0
     assert main(["db", "current", "-c", str(cfg)]) == 0
-    assert "0016 (head)" in capsys.readouterr().out
+    assert "0017 (head)" in capsys.readouterr().out
     assert db.exists() and os.listdir(elsewhere) == []
 
 
@@ -141,3 +142,52 @@ def test_per_window_evaluations_carry_over_to_one_row_per_step_and_back(db_url: 
     )  # fmt: skip
     command.downgrade(alembic_config(db_url), "0008")
     assert _old_rows(db_url) == OLD_ROWS
+
+
+#: A 0009-0016 ``windows`` list (one object per window), with numbers whose text must survive as
+#: written: shortest round-trip floats, an integer, a tiny one, and no-data nulls.
+LIST_WINDOWS = [
+    {"window": "5m", "start": 1770683760.0, "good": 0.30000000000000004, "total": 3, "attainment": None,
+     "budget_remaining": None, "burn_rate": None},
+    {"window": "1h", "start": 1770680460.5, "good": 99.0, "total": 100.0, "attainment": 0.99,
+     "budget_remaining": -1e-300, "burn_rate": 1.0000000000000002},
+]  # fmt: skip
+
+
+def _stored_windows(url: str) -> object:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return json.loads(
+                conn.execute(text("SELECT CAST(windows AS TEXT) FROM evaluations")).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+def test_window_lists_become_columns_and_back(db_url: str) -> None:
+    """0017 turns each stored row's list of window objects into one object of columns, in the
+    database, each number exactly; the row reads back as the same evaluation; the downgrade
+    gives the list back."""
+    upgrade(db_url, "0016")
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO evaluations VALUES ('c/a', 1770684060.0, 'c', 'a', 'availability', 0.99, "
+                 "'ok', NULL, :w)"),
+            {"w": json.dumps(LIST_WINDOWS)},
+        )  # fmt: skip
+    engine.dispose()
+    upgrade(db_url)
+    assert _stored_windows(db_url) == {k: [w[k] for w in LIST_WINDOWS] for k in LIST_WINDOWS[0]}
+    store = Store(db_url)
+    try:
+        (e,) = store.latest_evaluations()
+    finally:
+        store.close()
+    assert [(w.window, w.start, w.end, w.good, w.total, w.attainment, w.budget_remaining, w.burn_rate)
+            for w in e.windows] == [(w["window"], w["start"], 1770684060.0, w["good"], w["total"],
+                                     w["attainment"], w["budget_remaining"], w["burn_rate"])
+                                    for w in LIST_WINDOWS]  # fmt: skip
+    command.downgrade(alembic_config(db_url), "0016")
+    assert _stored_windows(db_url) == LIST_WINDOWS
