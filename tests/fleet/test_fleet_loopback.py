@@ -178,7 +178,7 @@ def test_kill_9_of_the_evaluator_fails_over_within_two_steps(stack: tuple[Fleet,
              6 * STEP, "evaluations after the failover")  # fmt: skip
     new = wait_for(lambda: _evaluators(fleet), 4 * STEP, "the new evaluator's gauge")
     assert len(new) == 1 and new[0] != leader
-    per_step = _rows(fleet.url, "SELECT evaluated_at, json_array_length(windows) FROM evaluations WHERE slo_id = "
+    per_step = _rows(fleet.url, "SELECT evaluated_at, json_array_length(windows -> 'window') FROM evaluations WHERE slo_id = "
                                 f"'{CLASS}/availability' ORDER BY evaluated_at")  # fmt: skip
     instants = [float(t) for t, _ in per_step]
     assert len({n for _, n in per_step}) == 1, "a step with missing or doubled windows"

@@ -126,8 +126,11 @@ def _evaluations_hold_the_stored_slices(url: str, since: float, until: float) ->
     """Every stored 5m evaluation of the probe SLO in [since, until] against a recount of the
     counted slices of its window, straight from the table."""
     wrong = []
-    evals = rows(url, "SELECT evaluated_at, (w->>'good')::float8, (w->>'total')::float8 FROM evaluations, "
-                      "json_array_elements(windows) AS w WHERE slo_id = :s AND w->>'window' = '5m' "
+    # a row's windows are columns (docs/store-and-slo.md): the 5m window's index in "window"
+    evals = rows(url, "SELECT evaluated_at, (windows->'good'->>(w.i::int - 1))::float8, "
+                      "(windows->'total'->>(w.i::int - 1))::float8 FROM evaluations, "
+                      "json_array_elements_text(windows->'window') WITH ORDINALITY AS w(name, i) "
+                      "WHERE slo_id = :s AND w.name = '5m' "
                       "AND evaluated_at BETWEEN :a AND :b ORDER BY evaluated_at", s=PROBE_SLO, a=since, b=until)  # fmt: skip
     for at, good, total in evals:
         ((g, t),) = rows(url, 'SELECT coalesce(sum(good), 0), coalesce(sum(total), 0) FROM event_slices WHERE '
