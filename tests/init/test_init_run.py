@@ -27,7 +27,7 @@ def _evaluated(db: Path) -> set[str]:
     try:
         with Session(engine) as s:
             rows = s.scalars(select(EvaluationRow)).all()
-            return {r.slo_id for r in rows if r.windows and r.windows[0]["total"] > 0}
+            return {r.slo_id for r in rows if r.windows and r.windows["total"][0] > 0}  # windows as columns
     except Exception:  # the tables may not exist yet while the monitor migrates
         return set()
     finally:
