@@ -26,11 +26,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy monitor field
 
-# Two workers (these machines have 2 cores; most tests wait on servers); tests/conftest.py keeps
-# each module, and the real-vLLM tier, on one worker. PYTEST_WORKERS=0 runs serially.
+# Three workers on these 2-core machines: most tests wait on servers (a scrape interval, a rule
+# evaluation, a simulated fault's minutes) with a core idle, and a third worker fills it;
+# tests/conftest.py keeps each module, and the real-vLLM tier, on one worker. PYTEST_WORKERS=0 runs
+# serially.
 # `make test` is the quick tier (everything but the soaks, marked `slow`); `make test-slow` runs
 # the soaks (live engines for minutes, months of promtool time, the full demo). .ci/run runs both.
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 3
+# The soaks (live engines for minutes, each with its own timing bounds) stay on two workers.
+SLOW_WORKERS ?= 2
 # The tests' scratch files (tmp_path, temporary directories: SQLite stores and their spools,
 # Prometheus TSDBs, PostgreSQL clusters) go to tmpfs when the machine has one: the suite writes and
 # syncs thousands of small files, and on a shared disk those waits were a sixth of an I/O-heavy
@@ -43,7 +47,7 @@ pytest: $(STAMP)
 	mkdir -p $(SCRATCH) && $(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup -m "not slow" --basetemp=$(SCRATCH)/quick $(PYTEST_ARGS)
 
 test-slow: $(STAMP)
-	mkdir -p $(SCRATCH) && $(PYTEST) -n $(PYTEST_WORKERS) --dist loadgroup -m slow --basetemp=$(SCRATCH)/slow $(PYTEST_ARGS)
+	mkdir -p $(SCRATCH) && $(PYTEST) -n $(SLOW_WORKERS) --dist loadgroup -m slow --basetemp=$(SCRATCH)/slow $(PYTEST_ARGS)
 
 # The real-vLLM conformance tier alone (tests/real_vllm; the first run installs vLLM CPU 0.32.0 into
 # ${M3MON_VLLM_HOME:-~/.cache/m3mon}, later runs reuse it). `make test` runs it when M3MON_REAL_VLLM=1.

@@ -1,6 +1,6 @@
 """Suite-wide test set-up: how tests are shared among pytest-xdist workers.
 
-``make test`` runs the suite on two workers (``-n 2 --dist loadgroup``). Every test is put in the
+``make test`` runs the suite on three workers (``-n 3 --dist loadgroup``). Every test is put in the
 group of its module, so a module's expensive module-scoped fixture (a simulator, a Prometheus, the
 demo) starts once, on one worker; the real-vLLM tier is one group, so one vLLM server serves it
 (and the vmalert timing soak joins it, so it never runs beside a saturated vLLM).
