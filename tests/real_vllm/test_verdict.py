@@ -13,7 +13,6 @@ status`` said ``proxy_bound``.
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -26,11 +25,9 @@ import pytest
 import yaml
 
 from tests.e2e.servers import free_port
-from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import MAX_MODEL_LEN, SERVED, Stack, VllmServer
-from tests.real_vllm.verdict_support import WITHIN, report, samples, status, verdict
-from tests.support import localhttp
+from tests.real_vllm.verdict_support import judge_under, monitor_running
 
 #: Two minutes of a saturated vLLM take the whole of a 2-core CI machine: beside it, other soaks
 #: missed their own timeouts (tests/generate/test_dashboards_no_nan's Prometheus fixture, 180 s).
@@ -97,30 +94,12 @@ def test_overload_reads_queue_owned_and_slo_status_agrees(stack: Stack, tmp_path
     port = free_port()
     server = VllmServer(stack, free_port(), f"http://127.0.0.1:{port}/v1/traces", tmp_path,
                         extra=("--max-num-seqs", "2"))  # fmt: skip
-    monitor: subprocess.Popen[bytes] | None = None
     try:
         server.start()
         config = _config(tmp_path, server.base_url, port)
-        with (tmp_path / "monitor.log").open("ab") as out:
-            monitor = subprocess.Popen(m3mon("run", "-c", str(config), "--upgrade", "--no-report"),
-                                       stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-        exporter = f"http://127.0.0.1:{port}"
-        wait_until(
-            lambda: localhttp.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
-        )
-        with _overload(server.base_url):
-            started = time.time()
-            named = wait_until(lambda: v if (v := verdict(exporter)) in QUEUE_OWNED else None,
-                               WITHIN + 30, "a queue-owned verdict on the exporter", every=1.0)  # fmt: skip
-            took = time.time() - started
-            said = status(config)
-            again = verdict(exporter)
-            shares = samples(exporter, "m3mon_tail_stage_share_ratio")
-        report("overload: --max-num-seqs 2, 16 streaming clients", "queue-owned", named, took, said)
-        assert took <= WITHIN, took
-        assert said["verdict"] in (named, again), (named, again, said["reason"])
-        assert all(v >= 0 for _, v in shares), [s for s in shares if s[1] < 0]
+        with monitor_running(config, port, tmp_path / "monitor.log") as exporter:
+            judge_under(_overload(server.base_url), exporter, config,
+                        "overload: --max-num-seqs 2, 16 streaming clients", "queue-owned",
+                        lambda v: v in QUEUE_OWNED)  # fmt: skip
     finally:
-        if monitor is not None:
-            stop(monitor)
         server.stop()

@@ -35,11 +35,10 @@ import pytest
 import yaml
 
 from tests.e2e.servers import free_port
-from tests.e2e.stack import m3mon, stop, wait_until
 from tests.real_vllm.conftest import TIER_TIMEOUT
 from tests.real_vllm.stack import HERE, MAX_MODEL_LEN, SERVED, Stack, VllmServer
 from tests.real_vllm.test_verdict import OVERLOAD
-from tests.real_vllm.verdict_support import WITHIN, report, samples, status, verdict
+from tests.real_vllm.verdict_support import judge_under, monitor_running
 from tests.support import localhttp
 
 pytestmark = [
@@ -155,33 +154,14 @@ def test_long_prompts_read_prefill_bound_and_slo_status_agrees(stack: Stack, tmp
     server = VllmServer(
         _wide_model(stack, tmp_path), free_port(), f"http://127.0.0.1:{port}/v1/traces", tmp_path
     )
-    monitor: subprocess.Popen[bytes] | None = None
     try:
         server.start()
         prefill = _mean_prefill(server.base_url)
         objective_ms = max(100, math.ceil(prefill * 100) * 10)  # the mean prefill, up to 10 ms
         config = _config(tmp_path, server.base_url, port, objective_ms)
-        with (tmp_path / "monitor.log").open("ab") as out:
-            monitor = subprocess.Popen(m3mon("run", "-c", str(config), "--upgrade", "--no-report"),
-                                       stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-        exporter = f"http://127.0.0.1:{port}"
-        wait_until(
-            lambda: localhttp.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60, "m3mon /healthz"
-        )
-        with _long_prompts(server.base_url):
-            started = time.time()
-            named = wait_until(lambda: v if (v := verdict(exporter)) == "prefill_bound" else None,
-                               WITHIN + 30, "prefill_bound on the exporter", every=1.0)  # fmt: skip
-            took = time.time() - started
-            said = status(config)
-            again = verdict(exporter)
-            shares = samples(exporter, "m3mon_tail_stage_share_ratio")
         case = f"long prompts: 1,700 tokens, mean prefill {prefill:.2f} s, TTFT objective {objective_ms} ms"
-        report(case, "prefill_bound", named, took, said)
-        assert took <= WITHIN, took
-        assert said["verdict"] in (named, again), (named, again, said["reason"])
-        assert all(v >= 0 for _, v in shares), [s for s in shares if s[1] < 0]
+        with monitor_running(config, port, tmp_path / "monitor.log") as exporter:
+            judge_under(_long_prompts(server.base_url), exporter, config, case, "prefill_bound",
+                        lambda v: v == "prefill_bound")  # fmt: skip
     finally:
-        if monitor is not None:
-            stop(monitor)
         server.stop()

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.stack import m3mon
+from tests.e2e.stack import m3mon, stop, wait_until
 from tests.support import localhttp
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,3 +52,37 @@ def report(case: str, expect: str, named: str, took: float, said: dict[str, Any]
             case=case, expect=expect, named=named, took=took, said=said["verdict"], reason=said["reason"]
         )
     )
+
+
+@contextmanager
+def monitor_running(config: Path, port: int, log: Path) -> Iterator[str]:
+    """``m3mon run`` on ``config`` (its exporter on ``port``), healthy; yields the exporter's URL and
+    always stops the process."""
+    with log.open("ab") as out:
+        proc = subprocess.Popen(m3mon("run", "-c", str(config), "--upgrade", "--no-report"),
+                                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        exporter = f"http://127.0.0.1:{port}"
+        wait_until(lambda: localhttp.get(f"{exporter}/healthz", timeout=1).status_code == 200, 60,
+                   "m3mon /healthz")  # fmt: skip
+        yield exporter
+    finally:
+        stop(proc)
+
+
+def judge_under(load: AbstractContextManager[object], exporter: str, config: Path, case: str,
+                expect: str, accept: Callable[[str | None], bool]) -> None:  # fmt: skip
+    """Under ``load``: the exporter names an accepted verdict within :data:`WITHIN`, ``slo status``
+    names the same one at that time, and no published stage share is below zero."""
+    with load:
+        started = time.time()
+        named = wait_until(lambda: v if accept(v := verdict(exporter)) else None, WITHIN + 30,
+                           f"{expect} on the exporter", every=1.0)  # fmt: skip
+        took = time.time() - started
+        said = status(config)
+        again = verdict(exporter)
+        shares = samples(exporter, "m3mon_tail_stage_share_ratio")
+    report(case, expect, named, took, said)
+    assert took <= WITHIN, took
+    assert said["verdict"] in (named, again), (named, again, said["reason"])
+    assert all(v >= 0 for _, v in shares), [s for s in shares if s[1] < 0]
